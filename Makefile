@@ -1,0 +1,59 @@
+# tickwheel: the two commands are `make run` and `make test`.
+#   make run [ARGS="..."]   install what is missing, build (Release), run
+#   make test               install, build, run every test, then the
+#                           sanitizer builds (ASan+UBSan, TSan)
+#   make bench [QUICK=1]    benchmarks against peers; regenerates docs
+#   make asan | make tsan   one sanitizer build and its tests
+BUILD ?= build
+JOBS ?= $(shell nproc)
+GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
+CMAKE_ARGS ?=
+
+.PHONY: all deps configure build run demo test unit-test asan tsan bench clean format
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+configure: deps
+	@cmake -S . -B $(BUILD) $(GENERATOR) -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS) >/dev/null
+
+build: configure
+	@cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	./$(BUILD)/tickwheel demo $(ARGS)
+
+demo: build
+	./$(BUILD)/tickwheel demo $(ARGS)
+
+unit-test: build
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) --timeout 600
+
+test: unit-test asan tsan
+
+# Sanitizer builds compile the library and its tests (not the benchmarks or
+# the executable) with clang, and run the tests that are labelled for them.
+SAN_ARGS = -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 \
+           -DTICKWHEEL_BUILD_BENCH=OFF -DTICKWHEEL_BUILD_APP=OFF
+
+asan: deps
+	@cmake -S . -B $(BUILD)-asan $(GENERATOR) $(SAN_ARGS) -DTICKWHEEL_SANITIZE=address >/dev/null
+	@cmake --build $(BUILD)-asan -j $(JOBS)
+	ctest --test-dir $(BUILD)-asan --output-on-failure -j $(JOBS) -L 'unit|model|concurrency' --timeout 900
+
+tsan: deps
+	@cmake -S . -B $(BUILD)-tsan $(GENERATOR) $(SAN_ARGS) -DTICKWHEEL_SANITIZE=thread >/dev/null
+	@cmake --build $(BUILD)-tsan -j $(JOBS)
+	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+	  ctest --test-dir $(BUILD)-tsan --output-on-failure -j $(JOBS) -L 'unit|concurrency' --timeout 900
+
+bench: build
+	@echo "benchmarks: see issue 5"
+
+format:
+	clang-format -i $$(git ls-files '*.h' '*.cc')
+
+clean:
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan

@@ -1,0 +1,5 @@
+# Warnings apply to tickwheel's own targets only, never to its users.
+function(tickwheel_set_warnings target)
+  target_compile_options(${target} PRIVATE
+    -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion)
+endfunction()

@@ -1,0 +1,576 @@
+// The core of tickwheel: a single-threaded hierarchical timing wheel.
+#ifndef TICKWHEEL_WHEEL_H_
+#define TICKWHEEL_WHEEL_H_
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <new>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "tickwheel/internal/tick_divider.h"
+#include "tickwheel/time.h"
+#include "tickwheel/timer_id.h"
+
+namespace tickwheel {
+
+// Wheel is a hierarchical timing wheel: O(1) Schedule, Cancel and Reschedule,
+// and no work for empty time. It never reads a clock: callers pass `now`.
+//
+// Time is counted in ticks since `origin`. A deadline is filed at the tick it
+// rounds up to, so a timer never fires early and fires at most one tick late.
+// Eleven levels of 64 slots cover every 63-bit tick count: from zero to
+// centuries at a nanosecond tick, with no loss of precision. An occupancy
+// bitmap per level finds the next non-empty slot in a few instructions, so
+// Advance over a gap of any length costs O(levels), not O(ticks).
+//
+// Thread safety: none; a Wheel belongs to one thread.
+// Memory: each timer is one slab node (24 bytes plus the payload, rounded up
+// to its alignment) and one 4-byte index in its slot; no allocation per call
+// once the slab and slots have grown to the working set.
+// Cost: Schedule, Cancel and Reschedule O(1); Advance O(levels) per call plus
+// O(1) per timer fired, and per timer moved down a level (at most one move
+// per level over a timer's life, plus one per lazy Reschedule).
+//
+//   Wheel<int> wheel(1ms, clock.Now());
+//   TimerId id = wheel.Schedule(clock.Now() + 50ms, 7);
+//   wheel.Advance(clock.Now(), [](int v) { Handle(v); });
+template <typename T>
+class Wheel {
+ public:
+  // Throws std::invalid_argument if `tick` is not positive.
+  explicit Wheel(Duration tick = std::chrono::milliseconds(1),
+                 TimePoint origin = std::chrono::steady_clock::now());
+  ~Wheel();
+
+  Wheel(const Wheel&) = delete;
+  Wheel& operator=(const Wheel&) = delete;
+
+  // Adds a timer that becomes due at `deadline` and returns its id. A
+  // deadline at or before the wheel's time is due at the next Advance.
+  // Allocates only when the slab or a slot must grow.
+  TimerId Schedule(TimePoint deadline, T payload);
+
+  // Removes a pending timer without firing it; its payload is destroyed.
+  // Returns false, touching nothing, if `id` is not pending (fired,
+  // cancelled, invalid or from another wheel).
+  bool Cancel(TimerId id) noexcept;
+
+  // Moves a pending timer to `deadline` (earlier or later). Returns false,
+  // touching nothing, if `id` is not pending. A move to a later time is a
+  // single store: the timer is re-filed when its old slot comes up.
+  bool Reschedule(TimerId id, TimePoint deadline);
+
+  // Fires every pending timer that is due at `now`: calls
+  // `on_expire(std::move(payload))` once per timer, in deadline order at
+  // tick granularity, and removes it. Returns the number fired. A `now`
+  // earlier than a previous one is treated as that previous time.
+  //
+  // `on_expire` may call Schedule, Cancel and Reschedule on this wheel. A
+  // timer it schedules with a deadline at or before the time being processed
+  // fires at the next Advance, never in this one, so a callback that re-arms
+  // itself "now" cannot loop forever. If `on_expire` throws, the exception
+  // propagates; the timer being fired is consumed and every other timer stays
+  // pending.
+  // REQUIRES: not called from inside `on_expire`.
+  template <typename F>
+  std::size_t Advance(TimePoint now, F&& on_expire);
+
+  // nullopt when empty; otherwise a time no later than the moment the
+  // earliest pending timer becomes due. Looping on Advance(*NextDeadline())
+  // drains the wheel with at most one call per level per timer (plus one per
+  // lazy Reschedule), so a tickless event loop never spins.
+  std::optional<TimePoint> NextDeadline() const;
+
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+
+  // Verifies every internal invariant in O(size + slots); throws
+  // std::logic_error naming the first violation. A debugging aid for tests.
+  void CheckInvariants() const;
+
+ private:
+  using Tick = std::uint64_t;
+
+  static constexpr unsigned kSlotBits = 6;
+  static constexpr std::uint32_t kSlotsPerLevel = 1u << kSlotBits;
+  static constexpr unsigned kLevels = 11;  // 66 bits cover 63-bit ticks
+  // Slot numbers: level * 64 + digit for the wheel, then two due lists (a
+  // timer already due waits there; Advance flips between them so timers made
+  // due by callbacks wait for the next call), then a marker for free nodes.
+  static constexpr std::uint16_t kDueSlot = kLevels * kSlotsPerLevel;
+  static constexpr std::uint16_t kNumSlots = kDueSlot + 2;
+  static constexpr std::uint16_t kFreeSlot = 0xffff;
+  static constexpr std::uint32_t kNoNode = 0xffffffff;
+  static constexpr unsigned kChunkBits = 12;  // slab grows 4096 nodes at once
+  static constexpr std::uint32_t kChunkSize = 1u << kChunkBits;
+  static constexpr std::size_t kPrefetchDistance = 8;
+
+  // A slab node. Live nodes sit in exactly one slot vector at index `pos`;
+  // free nodes chain through `pos`. `deadline` may be later than the slot's
+  // start (a lazy Reschedule) but never earlier.
+  struct Node {
+    Node() {}
+    ~Node() {}
+    Tick deadline;
+    std::uint32_t generation;  // bumped when the node is freed; never 0
+    std::uint32_t pos;
+    std::uint16_t slot;
+    union {
+      T payload;  // constructed iff slot != kFreeSlot
+    };
+  };
+
+  struct ChunkDeleter {
+    void operator()(Node* p) const {
+      ::operator delete(p, std::align_val_t{alignof(Node)});
+    }
+  };
+  using Chunk = std::unique_ptr<Node, ChunkDeleter>;
+
+  static std::int64_t CheckedTick(Duration tick);
+  static unsigned LevelOf(std::uint16_t slot) { return slot >> kSlotBits; }
+
+  Node& At(std::uint32_t index) const {
+    return chunks_[index >> kChunkBits].get()[index & (kChunkSize - 1)];
+  }
+  Node* Find(TimerId id) const;
+
+  Tick DeadlineTick(TimePoint deadline) const;  // rounds up, never early
+  Tick NowTick(TimePoint now) const;            // rounds down
+  TimePoint TimeOf(Tick tick) const {
+    return TimePoint(Duration(origin_ns_ + static_cast<std::int64_t>(tick) *
+                                               tick_ns_));
+  }
+  Tick SlotStart(std::uint16_t slot) const;
+  std::uint16_t DueSlotNow() const { return kDueSlot + due_now_; }
+  bool InDueList(const Node& node) const { return node.slot >= kDueSlot; }
+
+  std::uint32_t AllocateNode();
+  void FreeNode(std::uint32_t index, Node& node) noexcept;
+  void File(std::uint32_t index, Node& node);
+  void Unlink(Node& node) noexcept;
+  void MarkEmpty(std::uint16_t slot) noexcept;
+
+  template <typename F>
+  void Fire(std::uint32_t index, Node& node, F& on_expire);
+  // Fires or re-files every timer of `slot`, whose start is now_tick_.
+  template <typename F>
+  std::size_t ProcessSlot(std::uint16_t slot, F& on_expire);
+  // After a throw at position `failed` of `slot`, re-files the entries not
+  // yet processed and empties the slot.
+  void RefileRest(std::uint16_t slot, std::size_t failed);
+
+  const std::int64_t tick_ns_;
+  const std::int64_t origin_ns_;
+  const internal::TickDivider divider_;
+  const Tick max_tick_;   // deadlines beyond this are clamped to it
+  const std::int64_t max_span_ns_;  // max_tick_ * tick_ns_
+
+  Tick now_tick_ = 0;  // every filed (non-due) timer's slot starts after it
+  unsigned due_now_ = 0;  // which due list takes newly due timers
+  bool advancing_ = false;
+  std::size_t size_ = 0;
+
+  std::uint64_t occupied_[kLevels] = {};  // bit d: slot d of the level
+  std::uint32_t occupied_levels_ = 0;     // bit l: occupied_[l] != 0
+  std::vector<std::uint32_t> slots_[kNumSlots];
+
+  std::vector<Chunk> chunks_;
+  std::uint32_t allocated_ = 0;  // nodes ever handed out (live or free)
+  std::uint32_t free_head_ = kNoNode;
+};
+
+// ---------------------------------------------------------------------------
+// Implementation.
+
+template <typename T>
+std::int64_t Wheel<T>::CheckedTick(Duration tick) {
+  if (tick.count() <= 0) {
+    throw std::invalid_argument("Wheel: tick must be positive, got " +
+                                std::to_string(tick.count()) + "ns");
+  }
+  return tick.count();
+}
+
+template <typename T>
+Wheel<T>::Wheel(Duration tick, TimePoint origin)
+    : tick_ns_(CheckedTick(tick)),
+      origin_ns_(origin.time_since_epoch().count()),
+      divider_(static_cast<std::uint64_t>(tick_ns_)),
+      max_tick_(static_cast<Tick>(
+          (std::numeric_limits<std::int64_t>::max() -
+           std::max<std::int64_t>(origin_ns_, 0)) /
+          tick_ns_)),
+      max_span_ns_(static_cast<std::int64_t>(max_tick_) * tick_ns_) {}
+
+template <typename T>
+Wheel<T>::~Wheel() {
+  if constexpr (!std::is_trivially_destructible_v<T>) {
+    for (std::uint32_t i = 0; i < allocated_; ++i) {
+      Node& node = At(i);
+      if (node.slot != kFreeSlot) node.payload.~T();
+    }
+  }
+}
+
+template <typename T>
+typename Wheel<T>::Tick Wheel<T>::DeadlineTick(TimePoint deadline) const {
+  std::int64_t d;
+  if (__builtin_sub_overflow(deadline.time_since_epoch().count(), origin_ns_,
+                             &d)) {
+    return deadline.time_since_epoch().count() > 0 ? max_tick_ : 0;
+  }
+  if (d <= 0) return 0;
+  if (d >= max_span_ns_) return max_tick_;
+  return divider_.Divide(static_cast<std::uint64_t>(d - 1)) + 1;
+}
+
+template <typename T>
+typename Wheel<T>::Tick Wheel<T>::NowTick(TimePoint now) const {
+  std::int64_t d;
+  if (__builtin_sub_overflow(now.time_since_epoch().count(), origin_ns_, &d)) {
+    return now.time_since_epoch().count() > 0 ? max_tick_ : 0;
+  }
+  if (d <= 0) return 0;
+  if (d >= max_span_ns_) return max_tick_;
+  return divider_.Divide(static_cast<std::uint64_t>(d));
+}
+
+template <typename T>
+typename Wheel<T>::Tick Wheel<T>::SlotStart(std::uint16_t slot) const {
+  const unsigned shift = kSlotBits * LevelOf(slot);
+  const unsigned above = shift + kSlotBits;
+  const Tick prefix = above < 64 ? (now_tick_ >> above) << above : 0;
+  return prefix | (Tick{slot & (kSlotsPerLevel - 1u)} << shift);
+}
+
+template <typename T>
+typename Wheel<T>::Node* Wheel<T>::Find(TimerId id) const {
+  const std::uint32_t index = internal::TimerIdCodec::Index(id);
+  if (index >= allocated_) return nullptr;
+  Node& node = At(index);
+  if (node.generation != internal::TimerIdCodec::Generation(id) ||
+      node.slot == kFreeSlot) {
+    return nullptr;
+  }
+  return &node;
+}
+
+template <typename T>
+std::uint32_t Wheel<T>::AllocateNode() {
+  if (free_head_ != kNoNode) {
+    const std::uint32_t index = free_head_;
+    free_head_ = At(index).pos;
+    return index;
+  }
+  if (allocated_ == std::numeric_limits<std::uint32_t>::max()) {
+    throw std::length_error("Wheel: more than 2^32-1 timers");
+  }
+  if (allocated_ == chunks_.size() * kChunkSize) {
+    void* raw = ::operator new(sizeof(Node) * kChunkSize,
+                               std::align_val_t{alignof(Node)});
+    chunks_.emplace_back(static_cast<Node*>(raw));
+  }
+  const std::uint32_t index = allocated_++;
+  Node* node = new (&At(index)) Node;
+  node->generation = 1;
+  return index;
+}
+
+template <typename T>
+void Wheel<T>::FreeNode(std::uint32_t index, Node& node) noexcept {
+  node.slot = kFreeSlot;
+  // An index whose generation would wrap is retired for good, so no stale id
+  // can ever match it again.
+  if (++node.generation == 0) return;
+  node.pos = free_head_;
+  free_head_ = index;
+}
+
+// Puts the node into the slot for its deadline, relative to now_tick_. If
+// the slot's vector cannot grow it throws and leaves everything unchanged.
+template <typename T>
+void Wheel<T>::File(std::uint32_t index, Node& node) {
+  if (node.deadline <= now_tick_) {
+    const std::uint16_t slot = DueSlotNow();
+    slots_[slot].push_back(index);
+    node.slot = slot;
+    node.pos = static_cast<std::uint32_t>(slots_[slot].size() - 1);
+    return;
+  }
+  // The highest digit where deadline and now differ picks the level; the
+  // deadline's digit there picks the slot, which therefore starts after
+  // now_tick_ and no later than the deadline.
+  const Tick diff = node.deadline ^ now_tick_;
+  const unsigned level =
+      static_cast<unsigned>(63 - std::countl_zero(diff)) / kSlotBits;
+  const unsigned digit =
+      static_cast<unsigned>(node.deadline >> (kSlotBits * level)) &
+      (kSlotsPerLevel - 1);
+  const auto slot = static_cast<std::uint16_t>(level * kSlotsPerLevel + digit);
+  slots_[slot].push_back(index);
+  node.slot = slot;
+  node.pos = static_cast<std::uint32_t>(slots_[slot].size() - 1);
+  occupied_[level] |= std::uint64_t{1} << digit;
+  occupied_levels_ |= 1u << level;
+}
+
+template <typename T>
+void Wheel<T>::MarkEmpty(std::uint16_t slot) noexcept {
+  if (slot >= kDueSlot) return;
+  const unsigned level = LevelOf(slot);
+  occupied_[level] &= ~(std::uint64_t{1} << (slot & (kSlotsPerLevel - 1)));
+  if (occupied_[level] == 0) occupied_levels_ &= ~(1u << level);
+}
+
+// Removes the node from its slot vector by moving the last entry into its
+// place. While a slot is being processed, entries before the cursor are
+// already gone from it, so the last entry is always one not yet processed.
+template <typename T>
+void Wheel<T>::Unlink(Node& node) noexcept {
+  std::vector<std::uint32_t>& list = slots_[node.slot];
+  const std::uint32_t last = list.back();
+  list[node.pos] = last;
+  At(last).pos = node.pos;
+  list.pop_back();
+  if (list.empty()) MarkEmpty(node.slot);
+}
+
+template <typename T>
+TimerId Wheel<T>::Schedule(TimePoint deadline, T payload) {
+  const std::uint32_t index = AllocateNode();
+  Node& node = At(index);
+  try {
+    ::new (&node.payload) T(std::move(payload));
+  } catch (...) {
+    FreeNode(index, node);
+    throw;
+  }
+  node.deadline = DeadlineTick(deadline);
+  try {
+    File(index, node);
+  } catch (...) {
+    node.payload.~T();
+    FreeNode(index, node);
+    throw;
+  }
+  ++size_;
+  return internal::TimerIdCodec::Make(index, node.generation);
+}
+
+template <typename T>
+bool Wheel<T>::Cancel(TimerId id) noexcept {
+  Node* node = Find(id);
+  if (node == nullptr) return false;
+  Unlink(*node);
+  node->payload.~T();
+  FreeNode(internal::TimerIdCodec::Index(id), *node);
+  --size_;
+  return true;
+}
+
+template <typename T>
+bool Wheel<T>::Reschedule(TimerId id, TimePoint deadline) {
+  Node* node = Find(id);
+  if (node == nullptr) return false;
+  const Tick tick = DeadlineTick(deadline);
+  // Lazy path: the node's slot comes up no later than `tick`, and will then
+  // fire or re-file it by its deadline. A due node stays due while `tick` is.
+  if (InDueList(*node) ? tick <= now_tick_ : tick >= SlotStart(node->slot)) {
+    node->deadline = tick;
+    return true;
+  }
+  Unlink(*node);
+  node->deadline = tick;
+  File(internal::TimerIdCodec::Index(id), *node);
+  return true;
+}
+
+template <typename T>
+template <typename F>
+void Wheel<T>::Fire(std::uint32_t index, Node& node, F& on_expire) {
+  T payload(std::move(node.payload));
+  node.payload.~T();
+  FreeNode(index, node);
+  --size_;
+  on_expire(std::move(payload));
+}
+
+template <typename T>
+template <typename F>
+std::size_t Wheel<T>::ProcessSlot(std::uint16_t slot, F& on_expire) {
+  std::vector<std::uint32_t>& list = slots_[slot];
+  std::size_t fired = 0;
+  std::size_t i = 0;
+  try {
+    // list.size() is re-read: callbacks may cancel or move entries not yet
+    // processed (Unlink keeps those in [i + 1, size)). Nothing new can land
+    // in this slot: it starts at now_tick_, which files into lower levels or
+    // the due list.
+    for (; i < list.size(); ++i) {
+      if (i + kPrefetchDistance < list.size()) {
+        __builtin_prefetch(&At(list[i + kPrefetchDistance]));
+      }
+      const std::uint32_t index = list[i];
+      Node& node = At(index);
+      if (node.deadline <= now_tick_) {
+        Fire(index, node, on_expire);
+        ++fired;
+      } else {
+        File(index, node);
+      }
+    }
+  } catch (...) {
+    RefileRest(slot, i);
+    throw;
+  }
+  list.clear();
+  MarkEmpty(slot);
+  return fired;
+}
+
+template <typename T>
+void Wheel<T>::RefileRest(std::uint16_t slot, std::size_t failed) {
+  // Entries from `failed` on that still point here were not processed (the
+  // one at `failed` was either fired and freed, or failed to re-file).
+  std::vector<std::uint32_t> rest;
+  for (std::size_t i = failed; i < slots_[slot].size(); ++i) {
+    const std::uint32_t index = slots_[slot][i];
+    if (At(index).slot == slot) rest.push_back(index);
+  }
+  slots_[slot].clear();
+  MarkEmpty(slot);
+  for (std::uint32_t index : rest) File(index, At(index));
+}
+
+template <typename T>
+template <typename F>
+std::size_t Wheel<T>::Advance(TimePoint now, F&& on_expire) {
+  if (advancing_) {
+    throw std::logic_error("Wheel::Advance called from inside on_expire");
+  }
+  struct Guard {
+    bool& flag;
+    ~Guard() { flag = false; }
+  } guard{advancing_};
+  advancing_ = true;
+
+  const Tick target = std::max(NowTick(now), now_tick_);
+  // Timers that were already due when this call began; those made due from
+  // here on go to the other list and wait for the next call.
+  const std::uint16_t due = DueSlotNow();
+  due_now_ ^= 1;
+  std::size_t fired = slots_[due].empty() ? 0 : ProcessSlot(due, on_expire);
+
+  while (occupied_levels_ != 0) {
+    // The lowest occupied level holds the earliest slots, and within a level
+    // every occupied digit lies after now's, so the lowest set bit is next.
+    const unsigned level =
+        static_cast<unsigned>(std::countr_zero(occupied_levels_));
+    const unsigned digit =
+        static_cast<unsigned>(std::countr_zero(occupied_[level]));
+    const auto slot = static_cast<std::uint16_t>(level * kSlotsPerLevel + digit);
+    const Tick start = SlotStart(slot);
+    if (start > target) break;
+    now_tick_ = start;
+    fired += ProcessSlot(slot, on_expire);
+  }
+  now_tick_ = target;
+  return fired;
+}
+
+template <typename T>
+std::optional<TimePoint> Wheel<T>::NextDeadline() const {
+  if (!slots_[kDueSlot].empty() || !slots_[kDueSlot + 1].empty()) {
+    return TimeOf(now_tick_);
+  }
+  if (occupied_levels_ == 0) return std::nullopt;
+  const unsigned level =
+      static_cast<unsigned>(std::countr_zero(occupied_levels_));
+  const unsigned digit =
+      static_cast<unsigned>(std::countr_zero(occupied_[level]));
+  return TimeOf(
+      SlotStart(static_cast<std::uint16_t>(level * kSlotsPerLevel + digit)));
+}
+
+template <typename T>
+void Wheel<T>::CheckInvariants() const {
+  auto fail = [](const std::string& what) {
+    throw std::logic_error("Wheel invariant violated: " + what);
+  };
+  std::size_t live = 0;
+  for (std::uint16_t slot = 0; slot < kNumSlots; ++slot) {
+    const std::vector<std::uint32_t>& list = slots_[slot];
+    if (slot < kDueSlot) {
+      const unsigned level = LevelOf(slot);
+      const bool bit = (occupied_[level] >> (slot % kSlotsPerLevel)) & 1;
+      if (bit == list.empty()) {
+        fail("occupancy bit of slot " + std::to_string(slot) + " is " +
+             std::to_string(bit) + " with " + std::to_string(list.size()) +
+             " entries");
+      }
+      if (!list.empty() && SlotStart(slot) <= now_tick_ && !advancing_) {
+        fail("slot " + std::to_string(slot) + " starts at tick " +
+             std::to_string(SlotStart(slot)) + ", not after now " +
+             std::to_string(now_tick_));
+      }
+    }
+    for (std::size_t pos = 0; pos < list.size(); ++pos) {
+      const std::uint32_t index = list[pos];
+      if (index >= allocated_) fail("slot holds unallocated node");
+      const Node& node = At(index);
+      if (node.slot != slot || node.pos != pos) {
+        fail("node " + std::to_string(index) + " says slot " +
+             std::to_string(node.slot) + " pos " + std::to_string(node.pos) +
+             " but sits in slot " + std::to_string(slot) + " pos " +
+             std::to_string(pos));
+      }
+      if (slot < kDueSlot && node.deadline < SlotStart(slot)) {
+        fail("node " + std::to_string(index) + " is due at tick " +
+             std::to_string(node.deadline) + " before its slot's start " +
+             std::to_string(SlotStart(slot)));
+      }
+      if (slot >= kDueSlot && node.deadline > now_tick_ && !advancing_) {
+        fail("node " + std::to_string(index) + " in a due list is not due");
+      }
+      ++live;
+    }
+  }
+  for (unsigned level = 0; level < kLevels; ++level) {
+    if (((occupied_levels_ >> level) & 1) != (occupied_[level] != 0)) {
+      fail("level bit " + std::to_string(level) + " disagrees with its slots");
+    }
+  }
+  if (live != size_) {
+    fail("size() is " + std::to_string(size_) + " but " +
+         std::to_string(live) + " timers are filed");
+  }
+  std::size_t free_nodes = 0;
+  for (std::uint32_t i = free_head_; i != kNoNode; i = At(i).pos) {
+    if (i >= allocated_ || At(i).slot != kFreeSlot) fail("bad free list");
+    if (++free_nodes > allocated_) fail("free list has a cycle");
+  }
+  std::size_t retired = 0;
+  for (std::uint32_t i = 0; i < allocated_; ++i) {
+    if (At(i).slot == kFreeSlot && At(i).generation == 0) ++retired;
+  }
+  if (live + free_nodes + retired != allocated_) {
+    fail("nodes leaked: " + std::to_string(allocated_) + " allocated, " +
+         std::to_string(live) + " live, " + std::to_string(free_nodes) +
+         " free, " + std::to_string(retired) + " retired");
+  }
+}
+
+}  // namespace tickwheel
+
+#endif  // TICKWHEEL_WHEEL_H_

@@ -1,0 +1,348 @@
+#include "tickwheel/wheel.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace tickwheel {
+namespace {
+
+using std::chrono::hours;
+using std::chrono::milliseconds;
+using std::chrono::nanoseconds;
+using std::chrono::seconds;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+const TimePoint kOrigin = TimePoint(hours(24));
+
+// Collects fired payloads.
+struct Recorder {
+  std::vector<int> fired;
+  auto Callback() {
+    return [this](int v) { fired.push_back(v); };
+  }
+};
+
+TEST(WheelTest, RejectsNonPositiveTick) {
+  EXPECT_THROW(Wheel<int>(nanoseconds(0), kOrigin), std::invalid_argument);
+  try {
+    Wheel<int> wheel(milliseconds(-5), kOrigin);
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("tick must be positive"));
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("-5000000ns"));
+  }
+}
+
+TEST(WheelTest, StartsEmpty) {
+  Wheel<int> wheel(milliseconds(1), kOrigin);
+  EXPECT_TRUE(wheel.empty());
+  EXPECT_EQ(wheel.size(), 0u);
+  EXPECT_EQ(wheel.NextDeadline(), std::nullopt);
+  Recorder r;
+  EXPECT_EQ(wheel.Advance(kOrigin + hours(1000), r.Callback()), 0u);
+  wheel.CheckInvariants();
+}
+
+TEST(WheelTest, FiresAtDeadlineAndNeverBefore) {
+  Wheel<int> wheel(milliseconds(1), kOrigin);
+  Recorder r;
+  wheel.Schedule(kOrigin + milliseconds(50), 1);
+  EXPECT_EQ(wheel.size(), 1u);
+  EXPECT_EQ(wheel.Advance(kOrigin + milliseconds(49), r.Callback()), 0u);
+  EXPECT_EQ(wheel.Advance(kOrigin + milliseconds(50) - nanoseconds(1),
+                          r.Callback()),
+            0u);
+  EXPECT_THAT(r.fired, IsEmpty());
+  EXPECT_EQ(wheel.Advance(kOrigin + milliseconds(50), r.Callback()), 1u);
+  EXPECT_THAT(r.fired, ElementsAre(1));
+  EXPECT_TRUE(wheel.empty());
+  wheel.CheckInvariants();
+}
+
+TEST(WheelTest, DeadlineBetweenTicksRoundsUpToTheNextTick) {
+  Wheel<int> wheel(milliseconds(10), kOrigin);
+  Recorder r;
+  wheel.Schedule(kOrigin + milliseconds(15), 1);
+  // Due at 15 ms: not at the 10 ms tick, not at 19.999 ms (still tick 1),
+  // at the 20 ms tick: never early, at most one tick late.
+  wheel.Advance(kOrigin + milliseconds(10), r.Callback());
+  wheel.Advance(kOrigin + milliseconds(20) - nanoseconds(1), r.Callback());
+  EXPECT_THAT(r.fired, IsEmpty());
+  wheel.Advance(kOrigin + milliseconds(20), r.Callback());
+  EXPECT_THAT(r.fired, ElementsAre(1));
+}
+
+TEST(WheelTest, PastDeadlineFiresAtNextAdvance) {
+  Wheel<int> wheel(milliseconds(1), kOrigin);
+  Recorder r;
+  wheel.Advance(kOrigin + seconds(10), r.Callback());
+  wheel.Schedule(kOrigin + seconds(1), 1);   // long past
+  wheel.Schedule(kOrigin + seconds(10), 2);  // exactly now
+  wheel.Schedule(kOrigin - hours(5), 3);     // before the origin
+  EXPECT_EQ(wheel.NextDeadline(), kOrigin + seconds(10));
+  wheel.CheckInvariants();
+  EXPECT_EQ(wheel.Advance(kOrigin + seconds(10), r.Callback()), 3u);
+  EXPECT_THAT(r.fired, ElementsAre(1, 2, 3));
+}
+
+TEST(WheelTest, FiresInDeadlineOrderAcrossLevels) {
+  Wheel<int> wheel(milliseconds(1), kOrigin);
+  Recorder r;
+  // Deadlines on levels 0 to 4, scheduled out of order.
+  const int ms[] = {5000000, 3, 70, 300000, 4100, 64, 63, 262144, 1};
+  for (int m : ms) wheel.Schedule(kOrigin + milliseconds(m), m);
+  wheel.CheckInvariants();
+  wheel.Advance(kOrigin + hours(2), r.Callback());
+  EXPECT_THAT(r.fired, ElementsAre(1, 3, 63, 64, 70, 4100, 262144, 300000,
+                                   5000000));
+  wheel.CheckInvariants();
+}
+
+TEST(WheelTest, CancelledTimerNeverFires) {
+  Wheel<int> wheel(milliseconds(1), kOrigin);
+  Recorder r;
+  TimerId a = wheel.Schedule(kOrigin + milliseconds(5), 1);
+  wheel.Schedule(kOrigin + milliseconds(5), 2);
+  EXPECT_TRUE(wheel.Cancel(a));
+  EXPECT_EQ(wheel.size(), 1u);
+  EXPECT_FALSE(wheel.Cancel(a));  // already cancelled
+  wheel.Advance(kOrigin + seconds(1), r.Callback());
+  EXPECT_THAT(r.fired, ElementsAre(2));
+  wheel.CheckInvariants();
+}
+
+TEST(WheelTest, StaleIdsAreRefusedEvenAfterTheirSlotIsReused) {
+  Wheel<int> wheel(milliseconds(1), kOrigin);
+  Recorder r;
+  TimerId fired = wheel.Schedule(kOrigin + milliseconds(1), 1);
+  wheel.Advance(kOrigin + milliseconds(1), r.Callback());
+  EXPECT_FALSE(wheel.Cancel(fired));
+  EXPECT_FALSE(wheel.Reschedule(fired, kOrigin + seconds(1)));
+  // The freed node is reused for the next timer, under a new generation.
+  TimerId reused = wheel.Schedule(kOrigin + milliseconds(10), 2);
+  EXPECT_NE(reused, fired);
+  EXPECT_FALSE(wheel.Cancel(fired));
+  EXPECT_EQ(wheel.size(), 1u);
+  EXPECT_FALSE(wheel.Cancel(TimerId()));
+  EXPECT_TRUE(wheel.Cancel(reused));
+}
+
+TEST(WheelTest, RescheduleLaterFiresOnlyAtTheNewTime) {
+  Wheel<int> wheel(milliseconds(1), kOrigin);
+  Recorder r;
+  TimerId id = wheel.Schedule(kOrigin + milliseconds(10), 1);
+  EXPECT_TRUE(wheel.Reschedule(id, kOrigin + milliseconds(5000)));
+  wheel.CheckInvariants();
+  wheel.Advance(kOrigin + milliseconds(4999), r.Callback());
+  EXPECT_THAT(r.fired, IsEmpty());
+  EXPECT_EQ(wheel.size(), 1u);
+  wheel.CheckInvariants();
+  wheel.Advance(kOrigin + milliseconds(5000), r.Callback());
+  EXPECT_THAT(r.fired, ElementsAre(1));
+}
+
+TEST(WheelTest, RescheduleEarlierFiresAtTheNewTime) {
+  Wheel<int> wheel(milliseconds(1), kOrigin);
+  Recorder r;
+  TimerId id = wheel.Schedule(kOrigin + hours(1), 1);
+  EXPECT_TRUE(wheel.Reschedule(id, kOrigin + milliseconds(3)));
+  EXPECT_EQ(wheel.NextDeadline(), kOrigin + milliseconds(3));
+  wheel.Advance(kOrigin + milliseconds(3), r.Callback());
+  EXPECT_THAT(r.fired, ElementsAre(1));
+  EXPECT_TRUE(wheel.empty());
+}
+
+TEST(WheelTest, RescheduleIntoThePastFiresAtNextAdvance) {
+  Wheel<int> wheel(milliseconds(1), kOrigin);
+  Recorder r;
+  wheel.Advance(kOrigin + seconds(5), r.Callback());
+  TimerId id = wheel.Schedule(kOrigin + seconds(60), 1);
+  EXPECT_TRUE(wheel.Reschedule(id, kOrigin));
+  wheel.CheckInvariants();
+  wheel.Advance(kOrigin + seconds(5), r.Callback());
+  EXPECT_THAT(r.fired, ElementsAre(1));
+}
+
+TEST(WheelTest, HeartbeatPushesTheTimeoutBackRepeatedly) {
+  // The idle-timeout case: every heartbeat moves the deadline 30 s ahead.
+  Wheel<int> wheel(milliseconds(1), kOrigin);
+  Recorder r;
+  TimerId id = wheel.Schedule(kOrigin + seconds(30), 7);
+  for (int s = 1; s <= 100; ++s) {
+    wheel.Advance(kOrigin + seconds(s), r.Callback());
+    ASSERT_TRUE(wheel.Reschedule(id, kOrigin + seconds(s + 30)));
+  }
+  wheel.CheckInvariants();
+  wheel.Advance(kOrigin + seconds(129), r.Callback());
+  EXPECT_THAT(r.fired, IsEmpty());
+  wheel.Advance(kOrigin + seconds(130), r.Callback());
+  EXPECT_THAT(r.fired, ElementsAre(7));
+}
+
+TEST(WheelTest, DelaysOfYearsKeepNanosecondPrecision) {
+  const auto years = hours(24 * 365 * 200);
+  Wheel<int> wheel(nanoseconds(1), kOrigin);
+  Recorder r;
+  wheel.Schedule(kOrigin + years + nanoseconds(7), 1);
+  wheel.CheckInvariants();
+  wheel.Advance(kOrigin + years + nanoseconds(6), r.Callback());
+  EXPECT_THAT(r.fired, IsEmpty());
+  EXPECT_LE(*wheel.NextDeadline(), kOrigin + years + nanoseconds(7));
+  wheel.Advance(kOrigin + years + nanoseconds(7), r.Callback());
+  EXPECT_THAT(r.fired, ElementsAre(1));
+}
+
+TEST(WheelTest, DeadlinesBeyondTheRangeAreClampedNotWrapped) {
+  Wheel<int> wheel(nanoseconds(1), kOrigin);
+  Recorder r;
+  wheel.Schedule(TimePoint::max(), 1);
+  wheel.Schedule(kOrigin + seconds(1), 2);
+  wheel.Advance(kOrigin + hours(24 * 365 * 100), r.Callback());
+  EXPECT_THAT(r.fired, ElementsAre(2));
+  ASSERT_TRUE(wheel.NextDeadline().has_value());
+  wheel.Advance(TimePoint::max(), r.Callback());
+  EXPECT_THAT(r.fired, ElementsAre(2, 1));
+}
+
+TEST(WheelTest, AdvanceBackwardsDoesNothing) {
+  Wheel<int> wheel(milliseconds(1), kOrigin);
+  Recorder r;
+  wheel.Advance(kOrigin + seconds(10), r.Callback());
+  wheel.Schedule(kOrigin + seconds(11), 1);
+  EXPECT_EQ(wheel.Advance(kOrigin + seconds(1), r.Callback()), 0u);
+  EXPECT_EQ(wheel.Advance(kOrigin + seconds(11), r.Callback()), 1u);
+}
+
+TEST(WheelTest, TicklessLoopDrainsWithBoundedCalls) {
+  Wheel<int> wheel(milliseconds(1), kOrigin);
+  std::mt19937_64 rng(7);
+  const int n = 10000;
+  for (int i = 0; i < n; ++i) {
+    wheel.Schedule(kOrigin + milliseconds(rng() % 100000000), i);
+  }
+  std::size_t calls = 0;
+  std::size_t fired = 0;
+  TimePoint last = kOrigin;
+  while (auto next = wheel.NextDeadline()) {
+    ASSERT_GE(*next, last) << "NextDeadline went backwards";
+    last = *next;
+    fired += wheel.Advance(*next, [](int) {});
+    ++calls;
+    ASSERT_LE(calls, std::size_t{n} * 6) << "the loop spins";
+  }
+  EXPECT_EQ(fired, std::size_t{n});
+  // Each call either fires a timer or moves a slot down a level; with 10k
+  // timers spread over 28 hours most slots hold one timer, so about
+  // (levels crossed + 1) calls per timer, and never more than 6.
+  RecordProperty("advance_calls", std::to_string(calls));
+}
+
+TEST(WheelTest, OnExpireMayScheduleCancelAndReschedule) {
+  Wheel<int> wheel(milliseconds(1), kOrigin);
+  std::vector<int> fired;
+  TimerId victim = wheel.Schedule(kOrigin + milliseconds(20), 99);
+  TimerId moved = wheel.Schedule(kOrigin + milliseconds(20), 50);
+  wheel.Schedule(kOrigin + milliseconds(10), 1);
+  wheel.Advance(kOrigin + milliseconds(30), [&](int v) {
+    fired.push_back(v);
+    if (v == 1) {
+      EXPECT_TRUE(wheel.Cancel(victim));
+      EXPECT_TRUE(wheel.Reschedule(moved, kOrigin + milliseconds(25)));
+      wheel.Schedule(kOrigin + milliseconds(15), 2);  // later in this call
+      wheel.Schedule(kOrigin + milliseconds(40), 3);  // after this call
+    }
+  });
+  EXPECT_THAT(fired, ElementsAre(1, 2, 50));
+  EXPECT_EQ(wheel.size(), 1u);
+  wheel.CheckInvariants();
+}
+
+TEST(WheelTest, TimerMadeDueInsideACallbackWaitsForTheNextAdvance) {
+  Wheel<int> wheel(milliseconds(1), kOrigin);
+  std::vector<int> fired;
+  wheel.Schedule(kOrigin + milliseconds(10), 1);
+  auto rearm_now = [&](int v) {
+    fired.push_back(v);
+    if (v < 3) wheel.Schedule(kOrigin, v + 1);  // already due
+  };
+  EXPECT_EQ(wheel.Advance(kOrigin + milliseconds(10), rearm_now), 1u);
+  EXPECT_EQ(wheel.NextDeadline(), kOrigin + milliseconds(10));
+  EXPECT_EQ(wheel.Advance(kOrigin + milliseconds(10), rearm_now), 1u);
+  EXPECT_EQ(wheel.Advance(kOrigin + milliseconds(10), rearm_now), 1u);
+  EXPECT_THAT(fired, ElementsAre(1, 2, 3));
+  EXPECT_TRUE(wheel.empty());
+}
+
+TEST(WheelTest, ThrowingCallbackConsumesOnlyItsTimer) {
+  Wheel<int> wheel(milliseconds(1), kOrigin);
+  std::vector<int> fired;
+  for (int i = 0; i < 5; ++i) wheel.Schedule(kOrigin + milliseconds(100), i);
+  wheel.Schedule(kOrigin + milliseconds(200), 10);
+  auto callback = [&](int v) {
+    fired.push_back(v);
+    if (v == 2) throw std::runtime_error("boom");
+  };
+  EXPECT_THROW(wheel.Advance(kOrigin + milliseconds(300), callback),
+               std::runtime_error);
+  EXPECT_EQ(wheel.size(), 3u);
+  wheel.CheckInvariants();
+  wheel.Advance(kOrigin + milliseconds(300), callback);
+  EXPECT_THAT(fired, ElementsAre(0, 1, 2, 3, 4, 10));
+  EXPECT_TRUE(wheel.empty());
+  wheel.CheckInvariants();
+}
+
+TEST(WheelTest, AdvanceFromInsideOnExpireIsRefused) {
+  Wheel<int> wheel(milliseconds(1), kOrigin);
+  wheel.Schedule(kOrigin, 1);
+  EXPECT_THROW(wheel.Advance(kOrigin,
+                             [&](int) { wheel.Advance(kOrigin, [](int) {}); }),
+               std::logic_error);
+}
+
+// Counts live instances, to check that payloads are destroyed exactly once.
+struct Counted {
+  static inline int live = 0;
+  explicit Counted(int v) : value(std::make_unique<int>(v)) { ++live; }
+  Counted(Counted&& other) noexcept : value(std::move(other.value)) { ++live; }
+  Counted& operator=(Counted&&) = delete;
+  ~Counted() { --live; }
+  std::unique_ptr<int> value;  // move-only
+};
+
+TEST(WheelTest, MoveOnlyPayloadsAreDestroyedExactlyOnce) {
+  Counted::live = 0;
+  {
+    Wheel<Counted> wheel(milliseconds(1), kOrigin);
+    TimerId a = wheel.Schedule(kOrigin + milliseconds(1), Counted(1));
+    wheel.Schedule(kOrigin + milliseconds(2), Counted(2));
+    wheel.Schedule(kOrigin + hours(1), Counted(3));
+    EXPECT_EQ(Counted::live, 3);
+    wheel.Cancel(a);
+    EXPECT_EQ(Counted::live, 2);
+    int sum = 0;
+    wheel.Advance(kOrigin + milliseconds(2),
+                  [&](Counted c) { sum += *c.value; });
+    EXPECT_EQ(sum, 2);
+    EXPECT_EQ(Counted::live, 1);
+  }
+  EXPECT_EQ(Counted::live, 0);  // the wheel destroyed the pending one
+}
+
+TEST(WheelTest, NextDeadlineIsNeverLaterThanTheEarliestDueTime) {
+  Wheel<int> wheel(milliseconds(1), kOrigin);
+  wheel.Schedule(kOrigin + milliseconds(5000), 1);
+  EXPECT_LE(*wheel.NextDeadline(), kOrigin + milliseconds(5000));
+  wheel.Schedule(kOrigin + milliseconds(7), 2);
+  EXPECT_EQ(*wheel.NextDeadline(), kOrigin + milliseconds(7));
+}
+
+}  // namespace
+}  // namespace tickwheel
