@@ -152,7 +152,9 @@ class Wheel {
                                                tick_ns_));
   }
   Tick SlotStart(std::uint16_t slot) const;
-  std::uint16_t DueSlotNow() const { return kDueSlot + due_now_; }
+  std::uint16_t DueSlotNow() const {
+    return static_cast<std::uint16_t>(kDueSlot + due_now_);
+  }
   bool InDueList(const Node& node) const { return node.slot >= kDueSlot; }
 
   std::uint32_t AllocateNode();

@@ -7,6 +7,8 @@
 
 namespace tickwheel::internal {
 
+__extension__ using Uint128 = unsigned __int128;  // GCC and Clang
+
 // TickDivider computes n / d for every n < 2^63 with one 64x64->128-bit
 // multiply and a shift (Granlund and Montgomery, "Division by invariant
 // integers using multiplication", 1994, theorem 4.2 with N = 63). A 64-bit
@@ -22,12 +24,12 @@ class TickDivider {
   explicit constexpr TickDivider(std::uint64_t d)
       : shift_(63 + Log2Ceil(d)),
         magic_(static_cast<std::uint64_t>(
-            ((static_cast<unsigned __int128>(1) << shift_) - 1) / d + 1)) {}
+            ((static_cast<Uint128>(1) << shift_) - 1) / d + 1)) {}
 
   // REQUIRES: n < 2^63.
   constexpr std::uint64_t Divide(std::uint64_t n) const {
     return static_cast<std::uint64_t>(
-        (static_cast<unsigned __int128>(n) * magic_) >> shift_);
+        (static_cast<Uint128>(n) * magic_) >> shift_);
   }
 
  private:
