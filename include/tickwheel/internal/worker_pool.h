@@ -1,0 +1,149 @@
+// A fixed set of threads that hand queued items to a function, in order.
+#ifndef TICKWHEEL_INTERNAL_WORKER_POOL_H_
+#define TICKWHEEL_INTERNAL_WORKER_POOL_H_
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdio>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace tickwheel::internal {
+
+// Reports an exception escaping a callback: to `on_error` if set, else to
+// stderr prefixed by `who`.
+void ReportCallbackError(const std::function<void(std::exception_ptr)>& on_error,
+                         const char* who, std::exception_ptr error) noexcept;
+
+// The pool whose worker is running on this thread, if any.
+inline thread_local const void* current_worker_pool = nullptr;
+
+// WorkerPool<Item> runs `run(item)` for each submitted item on `threads`
+// threads, in submission order (with one thread, strictly one after
+// another). Items are stored by value: no allocation per item beyond the
+// queue's. If `run` throws, the error is reported and the pool goes on.
+//
+// Thread safety: every method may be called from any thread, including from
+// inside `run`. Stop may be called from inside `run`: it then waits for every
+// other running item, but not for the one calling it.
+template <typename Item>
+class WorkerPool {
+ public:
+  using Run = std::function<void(Item&)>;
+  using ErrorHandler = std::function<void(std::exception_ptr)>;
+
+  // Throws std::invalid_argument if threads == 0. `who` names the owner in
+  // messages.
+  WorkerPool(std::size_t threads, Run run, ErrorHandler on_error,
+             const char* who)
+      : run_(std::move(run)), on_error_(std::move(on_error)), who_(who) {
+    if (threads == 0) {
+      throw std::invalid_argument(std::string(who) +
+                                  ": workers must be at least 1, got 0");
+    }
+    threads_.reserve(threads);
+    for (std::size_t i = 0; i < threads; ++i) {
+      threads_.emplace_back([this] { Work(); });
+    }
+  }
+
+  // Stops, then joins the threads. REQUIRES: not called from inside `run`.
+  ~WorkerPool() {
+    Stop();
+    for (std::thread& t : threads_) t.join();
+  }
+
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  // Queues items (moving from them); false, dropping them, once stopped.
+  bool SubmitAll(std::vector<Item>& items) {
+    const std::size_t count = items.size();
+    if (count == 0) return true;
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return false;
+      for (Item& item : items) queue_.push_back(std::move(item));
+    }
+    items.clear();
+    if (count == 1) {
+      work_.notify_one();
+    } else {
+      work_.notify_all();
+    }
+    return true;
+  }
+
+  // Drops queued items, refuses new ones, and waits until no item is being
+  // run except the caller's own and those whose `run` is itself blocked in
+  // Stop (so two items stopping the pool at once do not wait for each
+  // other). Idempotent.
+  void Stop() {
+    std::unique_lock lock(mutex_);
+    stopping_ = true;
+    std::deque<Item> dropped;
+    dropped.swap(queue_);
+    work_.notify_all();
+    const bool self = OnWorkerThread();
+    if (self) {
+      ++in_stop_;
+      idle_.notify_all();
+    }
+    idle_.wait(lock, [&] { return running_ == in_stop_; });
+    if (self) {
+      --in_stop_;
+      idle_.notify_all();
+    }
+    lock.unlock();  // `dropped` is destroyed under no lock
+  }
+
+  bool OnWorkerThread() const { return current_worker_pool == this; }
+
+ private:
+  void Work() {
+    current_worker_pool = this;
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      work_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      Item item = std::move(queue_.front());
+      queue_.pop_front();
+      ++running_;
+      lock.unlock();
+      try {
+        run_(item);
+      } catch (...) {
+        ReportCallbackError(on_error_, who_, std::current_exception());
+      }
+      { Item done = std::move(item); }  // destroyed under no lock
+      lock.lock();
+      --running_;
+      idle_.notify_all();
+    }
+  }
+
+  const Run run_;
+  const ErrorHandler on_error_;
+  const char* const who_;
+
+  std::mutex mutex_;
+  std::condition_variable work_;  // items queued, or stopping
+  std::condition_variable idle_;  // running_ or in_stop_ changed
+  std::deque<Item> queue_;        // guarded by mutex_
+  bool stopping_ = false;         // guarded by mutex_
+  std::size_t running_ = 0;       // items being run; guarded by mutex_
+  std::size_t in_stop_ = 0;       // of those, blocked in Stop; guarded
+
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace tickwheel::internal
+
+#endif  // TICKWHEEL_INTERNAL_WORKER_POOL_H_

@@ -1,0 +1,37 @@
+#include "tickwheel/internal/timer_thread.h"
+
+#include <utility>
+
+namespace tickwheel::internal {
+
+TimerThread::TimerThread(Clock& clock, Advance advance)
+    : clock_(clock),
+      advance_(std::move(advance)),
+      sleeper_(clock.NewSleeper()),
+      thread_([this] { Run(); }) {}
+
+TimerThread::~TimerThread() { Stop(); }
+
+void TimerThread::Stop() {
+  if (!thread_.joinable()) return;
+  stop_.store(true);
+  sleeper_->Wake();
+  thread_.join();
+  sleeper_.reset();
+}
+
+void TimerThread::Run() {
+  while (!stop_.load()) {
+    planned_ns_.store(kWakeForAnything, std::memory_order_seq_cst);
+    const std::uint64_t token = sleeper_->token();
+    const std::optional<TimePoint> next = advance_(clock_.Now());
+    const TimePoint until = next.value_or(TimePoint::max());
+    planned_ns_.store(next ? until.time_since_epoch().count()
+                           : kWakeForAnything,
+                      std::memory_order_seq_cst);
+    if (stop_.load()) break;
+    sleeper_->SleepUntil(until, token);
+  }
+}
+
+}  // namespace tickwheel::internal
