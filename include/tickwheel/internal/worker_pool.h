@@ -113,16 +113,17 @@ class WorkerPool {
     for (;;) {
       work_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
       if (stopping_) return;
-      Item item = std::move(queue_.front());
-      queue_.pop_front();
-      ++running_;
-      lock.unlock();
-      try {
-        run_(item);
-      } catch (...) {
-        ReportCallbackError(on_error_, who_, std::current_exception());
-      }
-      { Item done = std::move(item); }  // destroyed under no lock
+      {
+        Item item = std::move(queue_.front());
+        queue_.pop_front();
+        ++running_;
+        lock.unlock();
+        try {
+          run_(item);
+        } catch (...) {
+          ReportCallbackError(on_error_, who_, std::current_exception());
+        }
+      }  // the item is destroyed under no lock
       lock.lock();
       --running_;
       idle_.notify_all();

@@ -1,0 +1,97 @@
+// Per-timer callbacks with handles, like the timer API of an event loop.
+#ifndef TICKWHEEL_TIMER_SERVICE_H_
+#define TICKWHEEL_TIMER_SERVICE_H_
+
+#include <chrono>
+#include <cstddef>
+#include <exception>
+#include <functional>
+#include <memory>
+
+#include "tickwheel/clock.h"
+#include "tickwheel/time.h"
+#include "tickwheel/timer_id.h"
+
+namespace tickwheel {
+
+struct TimerServiceOptions {
+  // Resolution: a timer fires at the first tick at or after its deadline.
+  std::chrono::nanoseconds tick = std::chrono::milliseconds(1);
+  // Threads that run callbacks. Callbacks of one service run concurrently
+  // only if workers > 1; a repeating timer never overlaps itself.
+  std::size_t workers = 1;
+  // Independent (lock, wheel) shards; a thread adds to the one its id hashes
+  // to, so producers rarely contend. 0: 4 per hardware thread.
+  std::size_t shards = 0;
+  // nullptr: SystemClock::Instance(). Not owned; must outlive the service.
+  Clock* clock = nullptr;
+  // Receives what a callback threw, on the worker; must not throw. Empty:
+  // the message goes to stderr. The service goes on either way.
+  std::function<void(std::exception_ptr)> on_error;
+};
+
+// TimerService runs callbacks at given times on a pool of worker threads.
+// Each timer has a TimerId handle for Cancel and Reschedule.
+//
+// Guarantees: a callback never runs before its time, and on an idle machine
+// within one tick after it. When Cancel returns true the callback will not
+// start again (a one-shot timer that is already running cannot be
+// cancelled; Cancel of it returns false). Every(period) runs at fixed rate:
+// at start + k * period, without drift; when a run overruns or the machine
+// stalls, the missed periods are skipped, not run in a burst, and the phase
+// is kept.
+//
+// Thread safety: all methods may be called from any thread, including from
+// inside callbacks (they run under no lock of the service).
+// Cost: After/At/Every, Cancel and Reschedule O(1) under one shard's lock;
+// one background thread sleeps until the next deadline.
+//
+//   TimerService timers;
+//   TimerId id = timers.After(5s, [] { Retry(); });
+//   timers.Every(1s, [] { ReportStats(); });
+//   timers.Cancel(id);
+class TimerService {
+ public:
+  using Callback = std::function<void()>;
+
+  // Throws std::invalid_argument if options.tick <= 0 or workers == 0.
+  explicit TimerService(TimerServiceOptions options = {});
+  // Stop(). REQUIRES: not called from inside a callback of this service.
+  ~TimerService();
+
+  TimerService(const TimerService&) = delete;
+  TimerService& operator=(const TimerService&) = delete;
+
+  // Runs `fn` once, `delay` from now (a delay <= 0: at once), or at `when`
+  // (a time in the past: at once). Returns an invalid id once stopped.
+  // Throws std::invalid_argument if `fn` is empty.
+  TimerId After(Duration delay, Callback fn);
+  TimerId At(TimePoint when, Callback fn);
+
+  // Runs `fn` every `period`, first one period from now, until cancelled.
+  // Throws std::invalid_argument if `period` <= 0 or `fn` is empty.
+  TimerId Every(Duration period, Callback fn);
+
+  // Stops a timer: it will not start again. False if it is not pending (it
+  // ran, is running as a one-shot, was cancelled, or the service stopped).
+  bool Cancel(TimerId id);
+
+  // Moves a pending timer to `delay` from now. A repeating timer runs then
+  // and every period after. False if not pending, as for Cancel.
+  bool Reschedule(TimerId id, Duration delay);
+
+  // Timers that will still run: pending one-shots and uncancelled repeats.
+  std::size_t size() const;
+
+  // Discards every timer that has not started, then waits for running
+  // callbacks, except the one Stop is called from. Idempotent, thread-safe.
+  void Stop();
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tickwheel
+
+#endif  // TICKWHEEL_TIMER_SERVICE_H_
