@@ -107,6 +107,7 @@ class TimingWheel {
 
  private:
   struct Entry {
+    Entry(Value v, TimerId t) : value(std::move(v)), timer(t) {}
     Value value;
     TimerId timer;
   };

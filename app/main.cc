@@ -1,0 +1,13 @@
+// The tickwheel executable: one command per job (`tickwheel --help`).
+#include <CLI/CLI.hpp>
+
+#include "demo.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"tickwheel: timers at scale"};
+  app.require_subcommand(1);
+  int exit_code = 0;
+  tickwheel::app::AddDemoCommand(app, exit_code);
+  CLI11_PARSE(app, argc, argv);
+  return exit_code;
+}
