@@ -68,11 +68,11 @@ class EventLog {
 // A one-shot gate: threads Wait until someone Opens it.
 class Gate {
  public:
+  // Notifies under the lock: a waiter may destroy the gate as soon as it
+  // sees it open.
   void Open() {
-    {
-      std::lock_guard lock(mutex_);
-      open_ = true;
-    }
+    std::lock_guard lock(mutex_);
+    open_ = true;
     cv_.notify_all();
   }
   bool Wait() {
