@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "tickwheel/internal/huge_pages.h"
 #include "tickwheel/internal/tick_divider.h"
 #include "tickwheel/time.h"
 #include "tickwheel/timer_id.h"
@@ -111,8 +112,11 @@ class Wheel {
   static constexpr std::uint16_t kNumSlots = kDueSlot + 2;
   static constexpr std::uint16_t kFreeSlot = 0xffff;
   static constexpr std::uint32_t kNoNode = 0xffffffff;
-  static constexpr unsigned kChunkBits = 12;  // slab grows 4096 nodes at once
+  // The slab: chunk 0 holds 4096 nodes, chunk c >= 1 holds 4096 << (c - 1),
+  // so a wheel's memory grows with it and 21 chunks reach 2^32 nodes.
+  static constexpr unsigned kChunkBits = 12;
   static constexpr std::uint32_t kChunkSize = 1u << kChunkBits;
+  static constexpr unsigned kMaxChunks = 32 - kChunkBits + 1;
   static constexpr std::size_t kPrefetchDistance = 8;
 
   // A slab node. Live nodes sit in exactly one slot vector at index `pos`;
@@ -130,18 +134,26 @@ class Wheel {
     };
   };
 
-  struct ChunkDeleter {
-    void operator()(Node* p) const {
-      ::operator delete(p, std::align_val_t{alignof(Node)});
-    }
-  };
-  using Chunk = std::unique_ptr<Node, ChunkDeleter>;
+  using SlotList =
+      std::vector<std::uint32_t, internal::HugePageAllocator<std::uint32_t>>;
 
   static std::int64_t CheckedTick(Duration tick);
   static unsigned LevelOf(std::uint16_t slot) { return slot >> kSlotBits; }
 
+  static std::uint32_t ChunkBase(unsigned chunk) {
+    return chunk == 0 ? 0 : kChunkSize << (chunk - 1);
+  }
+  static std::size_t ChunkCapacity(unsigned chunk) {
+    return chunk == 0 ? kChunkSize : std::size_t{kChunkSize} << (chunk - 1);
+  }
+  // bit_width(index >> kChunkBits), without a branch for 0.
+  static unsigned ChunkOf(std::uint32_t index) {
+    return static_cast<unsigned>(
+        63 - std::countl_zero((std::uint64_t{index >> kChunkBits} << 1) | 1));
+  }
   Node& At(std::uint32_t index) const {
-    return chunks_[index >> kChunkBits].get()[index & (kChunkSize - 1)];
+    const unsigned chunk = ChunkOf(index);
+    return chunks_[chunk][index - chunk_base_[chunk]];
   }
   Node* Find(TimerId id) const;
 
@@ -176,7 +188,7 @@ class Wheel {
   const std::int64_t origin_ns_;
   const internal::TickDivider divider_;
   const Tick max_tick_;   // deadlines beyond this are clamped to it
-  const std::int64_t max_span_ns_;  // max_tick_ * tick_ns_
+  const std::uint64_t max_span_ns_;  // max_tick_ * tick_ns_
 
   Tick now_tick_ = 0;  // every filed (non-due) timer's slot starts after it
   unsigned due_now_ = 0;  // which due list takes newly due timers
@@ -185,9 +197,11 @@ class Wheel {
 
   std::uint64_t occupied_[kLevels] = {};  // bit d: slot d of the level
   std::uint32_t occupied_levels_ = 0;     // bit l: occupied_[l] != 0
-  std::vector<std::uint32_t> slots_[kNumSlots];
+  SlotList slots_[kNumSlots];
 
-  std::vector<Chunk> chunks_;
+  Node* chunks_[kMaxChunks] = {};
+  std::uint32_t chunk_base_[kMaxChunks] = {};  // ChunkBase(c), cached
+  unsigned num_chunks_ = 0;
   std::uint32_t allocated_ = 0;  // nodes ever handed out (live or free)
   std::uint32_t free_head_ = kNoNode;
 };
@@ -213,7 +227,7 @@ Wheel<T>::Wheel(Duration tick, TimePoint origin)
           (std::numeric_limits<std::int64_t>::max() -
            std::max<std::int64_t>(origin_ns_, 0)) /
           tick_ns_)),
-      max_span_ns_(static_cast<std::int64_t>(max_tick_) * tick_ns_) {}
+      max_span_ns_(max_tick_ * static_cast<std::uint64_t>(tick_ns_)) {}
 
 template <typename T>
 Wheel<T>::~Wheel() {
@@ -223,29 +237,32 @@ Wheel<T>::~Wheel() {
       if (node.slot != kFreeSlot) node.payload.~T();
     }
   }
+  for (unsigned c = 0; c < num_chunks_; ++c) {
+    internal::FreeLarge(chunks_[c], ChunkCapacity(c) * sizeof(Node),
+                        alignof(Node));
+  }
 }
 
+// Both conversions compute the distance from the origin in unsigned
+// arithmetic, which is exact once the time is known to be after the origin.
 template <typename T>
 typename Wheel<T>::Tick Wheel<T>::DeadlineTick(TimePoint deadline) const {
-  std::int64_t d;
-  if (__builtin_sub_overflow(deadline.time_since_epoch().count(), origin_ns_,
-                             &d)) {
-    return deadline.time_since_epoch().count() > 0 ? max_tick_ : 0;
-  }
-  if (d <= 0) return 0;
+  const std::int64_t t = deadline.time_since_epoch().count();
+  if (t <= origin_ns_) return 0;
+  const std::uint64_t d =
+      static_cast<std::uint64_t>(t) - static_cast<std::uint64_t>(origin_ns_);
   if (d >= max_span_ns_) return max_tick_;
-  return divider_.Divide(static_cast<std::uint64_t>(d - 1)) + 1;
+  return divider_.Divide(d - 1) + 1;
 }
 
 template <typename T>
 typename Wheel<T>::Tick Wheel<T>::NowTick(TimePoint now) const {
-  std::int64_t d;
-  if (__builtin_sub_overflow(now.time_since_epoch().count(), origin_ns_, &d)) {
-    return now.time_since_epoch().count() > 0 ? max_tick_ : 0;
-  }
-  if (d <= 0) return 0;
+  const std::int64_t t = now.time_since_epoch().count();
+  if (t <= origin_ns_) return 0;
+  const std::uint64_t d =
+      static_cast<std::uint64_t>(t) - static_cast<std::uint64_t>(origin_ns_);
   if (d >= max_span_ns_) return max_tick_;
-  return divider_.Divide(static_cast<std::uint64_t>(d));
+  return divider_.Divide(d);
 }
 
 template <typename T>
@@ -278,10 +295,11 @@ std::uint32_t Wheel<T>::AllocateNode() {
   if (allocated_ == std::numeric_limits<std::uint32_t>::max()) {
     throw std::length_error("Wheel: more than 2^32-1 timers");
   }
-  if (allocated_ == chunks_.size() * kChunkSize) {
-    void* raw = ::operator new(sizeof(Node) * kChunkSize,
-                               std::align_val_t{alignof(Node)});
-    chunks_.emplace_back(static_cast<Node*>(raw));
+  if (allocated_ == ChunkBase(num_chunks_)) {
+    chunks_[num_chunks_] = static_cast<Node*>(internal::AllocateLarge(
+        ChunkCapacity(num_chunks_) * sizeof(Node), alignof(Node)));
+    chunk_base_[num_chunks_] = ChunkBase(num_chunks_);
+    ++num_chunks_;
   }
   const std::uint32_t index = allocated_++;
   Node* node = new (&At(index)) Node;
@@ -340,7 +358,7 @@ void Wheel<T>::MarkEmpty(std::uint16_t slot) noexcept {
 // already gone from it, so the last entry is always one not yet processed.
 template <typename T>
 void Wheel<T>::Unlink(Node& node) noexcept {
-  std::vector<std::uint32_t>& list = slots_[node.slot];
+  SlotList& list = slots_[node.slot];
   const std::uint32_t last = list.back();
   list[node.pos] = last;
   At(last).pos = node.pos;
@@ -387,8 +405,11 @@ bool Wheel<T>::Reschedule(TimerId id, TimePoint deadline) {
   if (node == nullptr) return false;
   const Tick tick = DeadlineTick(deadline);
   // Lazy path: the node's slot comes up no later than `tick`, and will then
-  // fire or re-file it by its deadline. A due node stays due while `tick` is.
-  if (InDueList(*node) ? tick <= now_tick_ : tick >= SlotStart(node->slot)) {
+  // fire or re-file it by its deadline; the common case (later than before)
+  // needs one compare. A due node stays due while `tick` is.
+  if (InDueList(*node) ? tick <= now_tick_
+                       : tick >= node->deadline ||
+                             tick >= SlotStart(node->slot)) {
     node->deadline = tick;
     return true;
   }
@@ -411,7 +432,7 @@ void Wheel<T>::Fire(std::uint32_t index, Node& node, F& on_expire) {
 template <typename T>
 template <typename F>
 std::size_t Wheel<T>::ProcessSlot(std::uint16_t slot, F& on_expire) {
-  std::vector<std::uint32_t>& list = slots_[slot];
+  SlotList& list = slots_[slot];
   std::size_t fired = 0;
   std::size_t i = 0;
   try {
@@ -445,7 +466,7 @@ template <typename T>
 void Wheel<T>::RefileRest(std::uint16_t slot, std::size_t failed) {
   // Entries from `failed` on that still point here were not processed (the
   // one at `failed` was either fired and freed, or failed to re-file).
-  std::vector<std::uint32_t> rest;
+  SlotList rest;
   for (std::size_t i = failed; i < slots_[slot].size(); ++i) {
     const std::uint32_t index = slots_[slot][i];
     if (At(index).slot == slot) rest.push_back(index);
@@ -512,7 +533,7 @@ void Wheel<T>::CheckInvariants() const {
   };
   std::size_t live = 0;
   for (std::uint16_t slot = 0; slot < kNumSlots; ++slot) {
-    const std::vector<std::uint32_t>& list = slots_[slot];
+    const SlotList& list = slots_[slot];
     if (slot < kDueSlot) {
       const unsigned level = LevelOf(slot);
       const bool bit = (occupied_[level] >> (slot % kSlotsPerLevel)) & 1;
