@@ -36,7 +36,9 @@ namespace tickwheel {
 //
 // Thread safety: none; a Wheel belongs to one thread.
 // Memory: each timer is one slab node (24 bytes plus the payload, rounded up
-// to its alignment) and one 4-byte index in its slot; no allocation per call
+// to its alignment) and one 4-byte index in its slot; cancelled and moved
+// timers leave stale indices behind until their slot is processed or
+// compacted (at most as many as live ones, per slot). No allocation per call
 // once the slab and slots have grown to the working set.
 // Cost: Schedule, Cancel and Reschedule O(1); Advance O(levels) per call plus
 // O(1) per timer fired, and per timer moved down a level (at most one move
@@ -119,8 +121,10 @@ class Wheel {
   static constexpr unsigned kMaxChunks = 32 - kChunkBits + 1;
   static constexpr std::size_t kPrefetchDistance = 8;
 
-  // A slab node. Live nodes sit in exactly one slot vector at index `pos`;
-  // free nodes chain through `pos`. `deadline` may be later than the slot's
+  // A slab node. A live node is filed in slot `slot` at index `pos`; an
+  // entry of a slot is live only if its node points back at it, so unlinking
+  // a node is just changing its slot and pos (the old entry goes stale).
+  // Free nodes chain through `pos`. `deadline` may be later than the slot's
   // start (a lazy Reschedule) but never earlier.
   struct Node {
     Node() {}
@@ -172,7 +176,15 @@ class Wheel {
   std::uint32_t AllocateNode();
   void FreeNode(std::uint32_t index, Node& node) noexcept;
   void File(std::uint32_t index, Node& node);
-  void Unlink(Node& node) noexcept;
+  // Accounts for a node that has left `slot` (re-filed or freed): its
+  // entry there is now stale.
+  void Unlinked(std::uint16_t slot) noexcept;
+  bool IsLive(std::uint16_t slot, std::size_t pos) const {
+    const Node& node = At(slots_[slot][pos]);
+    return node.slot == slot && node.pos == pos;
+  }
+  void Compact(std::uint16_t slot) noexcept;
+  void Clear(std::uint16_t slot) noexcept;  // empties it, stale and all
   void MarkEmpty(std::uint16_t slot) noexcept;
 
   template <typename F>
@@ -194,10 +206,12 @@ class Wheel {
   unsigned due_now_ = 0;  // which due list takes newly due timers
   bool advancing_ = false;
   std::size_t size_ = 0;
+  std::uint16_t processing_ = kFreeSlot;  // the slot Advance is walking
 
   std::uint64_t occupied_[kLevels] = {};  // bit d: slot d of the level
   std::uint32_t occupied_levels_ = 0;     // bit l: occupied_[l] != 0
   SlotList slots_[kNumSlots];
+  std::uint32_t stale_[kNumSlots] = {};  // stale entries in each slot
 
   Node* chunks_[kMaxChunks] = {};
   std::uint32_t chunk_base_[kMaxChunks] = {};  // ChunkBase(c), cached
@@ -353,17 +367,46 @@ void Wheel<T>::MarkEmpty(std::uint16_t slot) noexcept {
   if (occupied_[level] == 0) occupied_levels_ &= ~(1u << level);
 }
 
-// Removes the node from its slot vector by moving the last entry into its
-// place. While a slot is being processed, entries before the cursor are
-// already gone from it, so the last entry is always one not yet processed.
 template <typename T>
-void Wheel<T>::Unlink(Node& node) noexcept {
-  SlotList& list = slots_[node.slot];
-  const std::uint32_t last = list.back();
-  list[node.pos] = last;
-  At(last).pos = node.pos;
-  list.pop_back();
-  if (list.empty()) MarkEmpty(node.slot);
+void Wheel<T>::Clear(std::uint16_t slot) noexcept {
+  slots_[slot].clear();
+  stale_[slot] = 0;
+  MarkEmpty(slot);
+}
+
+// Drops the stale entries of a slot, in one pass that prefetches the nodes
+// it will renumber. Amortized against the unlinks that made them stale.
+template <typename T>
+void Wheel<T>::Compact(std::uint16_t slot) noexcept {
+  SlotList& list = slots_[slot];
+  std::uint32_t kept = 0;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (i + kPrefetchDistance < list.size()) {
+      __builtin_prefetch(&At(list[i + kPrefetchDistance]));
+    }
+    if (!IsLive(slot, i)) continue;
+    At(list[i]).pos = kept;
+    list[kept++] = list[i];
+  }
+  list.resize(kept);
+  stale_[slot] = 0;
+}
+
+// Unlinking is O(1) and touches only the node's own cache line and a
+// counter: the slot's entry for the node is left behind, stale. A slot left
+// with only stale entries is emptied; one more than half stale (and not
+// tiny) is compacted, so stale entries never outnumber live ones by much.
+// The slot Advance is walking is left alone: Advance empties it when done.
+template <typename T>
+void Wheel<T>::Unlinked(std::uint16_t slot) noexcept {
+  const std::uint32_t stale = ++stale_[slot];
+  if (slot == processing_) return;
+  const std::size_t entries = slots_[slot].size();
+  if (stale == entries) {
+    Clear(slot);
+  } else if (stale > 64 && 2 * std::size_t{stale} > entries) {
+    Compact(slot);
+  }
 }
 
 template <typename T>
@@ -392,9 +435,10 @@ template <typename T>
 bool Wheel<T>::Cancel(TimerId id) noexcept {
   Node* node = Find(id);
   if (node == nullptr) return false;
-  Unlink(*node);
+  const std::uint16_t slot = node->slot;
   node->payload.~T();
   FreeNode(internal::TimerIdCodec::Index(id), *node);
+  Unlinked(slot);
   --size_;
   return true;
 }
@@ -413,9 +457,18 @@ bool Wheel<T>::Reschedule(TimerId id, TimePoint deadline) {
     node->deadline = tick;
     return true;
   }
-  Unlink(*node);
+  // Earlier than its slot: file it anew (never into the same slot), then
+  // leave the old entry stale.
+  const std::uint16_t old_slot = node->slot;
+  const Tick old_deadline = node->deadline;
   node->deadline = tick;
-  File(internal::TimerIdCodec::Index(id), *node);
+  try {
+    File(internal::TimerIdCodec::Index(id), *node);
+  } catch (...) {
+    node->deadline = old_deadline;
+    throw;
+  }
+  Unlinked(old_slot);
   return true;
 }
 
@@ -433,17 +486,18 @@ template <typename T>
 template <typename F>
 std::size_t Wheel<T>::ProcessSlot(std::uint16_t slot, F& on_expire) {
   SlotList& list = slots_[slot];
+  processing_ = slot;
   std::size_t fired = 0;
   std::size_t i = 0;
   try {
-    // list.size() is re-read: callbacks may cancel or move entries not yet
-    // processed (Unlink keeps those in [i + 1, size)). Nothing new can land
-    // in this slot: it starts at now_tick_, which files into lower levels or
-    // the due list.
+    // Callbacks may cancel or move entries not yet processed: those go
+    // stale and are skipped. Nothing new can land in this slot: it starts at
+    // now_tick_, which files into lower levels or the due list.
     for (; i < list.size(); ++i) {
       if (i + kPrefetchDistance < list.size()) {
         __builtin_prefetch(&At(list[i + kPrefetchDistance]));
       }
+      if (!IsLive(slot, i)) continue;
       const std::uint32_t index = list[i];
       Node& node = At(index);
       if (node.deadline <= now_tick_) {
@@ -454,25 +508,24 @@ std::size_t Wheel<T>::ProcessSlot(std::uint16_t slot, F& on_expire) {
       }
     }
   } catch (...) {
+    processing_ = kFreeSlot;
     RefileRest(slot, i);
     throw;
   }
-  list.clear();
-  MarkEmpty(slot);
+  processing_ = kFreeSlot;
+  Clear(slot);
   return fired;
 }
 
 template <typename T>
 void Wheel<T>::RefileRest(std::uint16_t slot, std::size_t failed) {
-  // Entries from `failed` on that still point here were not processed (the
-  // one at `failed` was either fired and freed, or failed to re-file).
+  // The live entries from `failed` on were not processed (the one at
+  // `failed` was fired and freed, or failed to re-file and is still live).
   SlotList rest;
   for (std::size_t i = failed; i < slots_[slot].size(); ++i) {
-    const std::uint32_t index = slots_[slot][i];
-    if (At(index).slot == slot) rest.push_back(index);
+    if (IsLive(slot, i)) rest.push_back(slots_[slot][i]);
   }
-  slots_[slot].clear();
-  MarkEmpty(slot);
+  Clear(slot);
   for (std::uint32_t index : rest) File(index, At(index));
 }
 
@@ -534,6 +587,30 @@ void Wheel<T>::CheckInvariants() const {
   std::size_t live = 0;
   for (std::uint16_t slot = 0; slot < kNumSlots; ++slot) {
     const SlotList& list = slots_[slot];
+    std::size_t slot_live = 0;
+    for (std::size_t pos = 0; pos < list.size(); ++pos) {
+      const std::uint32_t index = list[pos];
+      if (index >= allocated_) fail("slot holds unallocated node");
+      if (!IsLive(slot, pos)) continue;
+      const Node& node = At(index);
+      if (slot < kDueSlot && node.deadline < SlotStart(slot)) {
+        fail("node " + std::to_string(index) + " is due at tick " +
+             std::to_string(node.deadline) + " before its slot's start " +
+             std::to_string(SlotStart(slot)));
+      }
+      if (slot >= kDueSlot && node.deadline > now_tick_ && !advancing_) {
+        fail("node " + std::to_string(index) + " in a due list is not due");
+      }
+      ++slot_live;
+    }
+    if (list.size() - slot_live != stale_[slot]) {
+      fail("slot " + std::to_string(slot) + " counts " +
+           std::to_string(stale_[slot]) + " stale entries but has " +
+           std::to_string(list.size() - slot_live));
+    }
+    if (slot_live == 0 && !list.empty() && slot != processing_) {
+      fail("slot " + std::to_string(slot) + " holds only stale entries");
+    }
     if (slot < kDueSlot) {
       const unsigned level = LevelOf(slot);
       const bool bit = (occupied_[level] >> (slot % kSlotsPerLevel)) & 1;
@@ -548,25 +625,15 @@ void Wheel<T>::CheckInvariants() const {
              std::to_string(now_tick_));
       }
     }
-    for (std::size_t pos = 0; pos < list.size(); ++pos) {
-      const std::uint32_t index = list[pos];
-      if (index >= allocated_) fail("slot holds unallocated node");
-      const Node& node = At(index);
-      if (node.slot != slot || node.pos != pos) {
-        fail("node " + std::to_string(index) + " says slot " +
-             std::to_string(node.slot) + " pos " + std::to_string(node.pos) +
-             " but sits in slot " + std::to_string(slot) + " pos " +
-             std::to_string(pos));
-      }
-      if (slot < kDueSlot && node.deadline < SlotStart(slot)) {
-        fail("node " + std::to_string(index) + " is due at tick " +
-             std::to_string(node.deadline) + " before its slot's start " +
-             std::to_string(SlotStart(slot)));
-      }
-      if (slot >= kDueSlot && node.deadline > now_tick_ && !advancing_) {
-        fail("node " + std::to_string(index) + " in a due list is not due");
-      }
-      ++live;
+    live += slot_live;
+  }
+  // Every live node is live in exactly one slot: the one it points at.
+  for (std::uint32_t i = 0; i < allocated_; ++i) {
+    const Node& node = At(i);
+    if (node.slot == kFreeSlot) continue;
+    if (node.slot >= kNumSlots || node.pos >= slots_[node.slot].size() ||
+        slots_[node.slot][node.pos] != i) {
+      fail("node " + std::to_string(i) + " is not where it says it is");
     }
   }
   for (unsigned level = 0; level < kLevels; ++level) {
