@@ -239,6 +239,29 @@ TEST_F(CacheTest, SetRefreshesTheExpiry) {
   EXPECT_EQ(cache.Get("key"), std::nullopt);
 }
 
+// A Set that moves the expiry later leaves the timer where it was; when it
+// fires, the timer must follow the entry, not free it or drop it.
+TEST_F(CacheTest, TimerFollowsAnEntryWhoseExpiryMovedLater) {
+  Cache<int, int> cache(seconds(1), ExactOptions());
+  cache.Set(1, 1);
+  clock_.Advance(milliseconds(500));
+  cache.Set(1, 2);  // now expires at 1.5 s; the timer still says 1 s
+  clock_.Advance(milliseconds(600));  // the timer fired and re-armed
+  EXPECT_EQ(cache.Get(1), 2);
+  EXPECT_EQ(cache.stats().expirations, 0u);
+  clock_.Advance(milliseconds(500));  // past 1.5 s and a resolution
+  EXPECT_TRUE(Eventually([&] { return cache.size() == 0; }));
+  EXPECT_EQ(cache.stats().expirations, 1u);
+}
+
+TEST_F(CacheTest, ShorterTtlMovesTheTimerEarlier) {
+  Cache<int, int> cache(seconds(3600), ExactOptions());
+  cache.Set(1, 1);
+  cache.Set(1, 2, seconds(1));
+  clock_.Advance(seconds(1) + milliseconds(100));
+  EXPECT_TRUE(Eventually([&] { return cache.size() == 0; }));
+}
+
 TEST_F(CacheTest, ExpiryIsJitteredWithinFivePercent) {
   Cache<int, int> cache(seconds(100), Options());
   constexpr int kKeys = 1000;

@@ -147,6 +147,10 @@ class Cache {
   struct Entry {
     V value;
     TimePoint expires_at;
+    // The deadline of the key's wheel timer: at most expires_at. While a
+    // timer is pending, or has fired and its Expire has not yet run, the
+    // entry exists; Expire frees it or re-arms the timer.
+    TimePoint timer_at;
     internal::LruLinks<Node> lru;  // listed only when the shard has a limit
   };
   struct NoValue {};
@@ -176,7 +180,8 @@ class Cache {
                  TimePoint now);
   void EraseLocked(Shard& shard, typename Map::iterator it);
   Duration JitteredLocked(Shard& shard, Duration ttl);
-  // The timing wheel's callback: frees the entry if it has expired.
+  // The timing wheel's callback: frees the entry if it has expired, else
+  // re-arms the timer for its new expiry.
   void Expire(const K& key);
   void Report();
 
@@ -385,20 +390,31 @@ template <typename K, typename V, typename Hash, typename KeyEqual>
 void Cache<K, V, Hash, KeyEqual>::SetLocked(Shard& shard, const K& key, V value,
                                             Duration ttl, TimePoint now) {
   const Duration ttl_jittered = JitteredLocked(shard, ttl);
+  const TimePoint expires_at = now + ttl_jittered;
+  if (auto it = shard.map.find(key); it != shard.map.end()) {
+    Entry& entry = it->second;
+    // A later expiry leaves the timer alone (no wheel operation): when it
+    // fires early, Expire re-arms it for the rest. An earlier one moves it.
+    if (expires_at < entry.timer_at) {
+      wheel_.SetTimer(key, NoValue{}, ttl_jittered);
+      entry.timer_at = expires_at;
+    }
+    entry.value = std::move(value);
+    entry.expires_at = expires_at;
+    if (shard.limit != 0) shard.lru.MoveToFront(&*it);
+    return;
+  }
   // The timer first: if storing the entry then fails, a timer without an
   // entry is harmless; an entry without a timer would never be freed. The
   // wheel reads the clock after `now`, so the timer never fires before
   // expires_at.
   wheel_.SetTimer(key, NoValue{}, ttl_jittered);
-  const TimePoint expires_at = now + ttl_jittered;
-  if (auto it = shard.map.find(key); it != shard.map.end()) {
-    it->second.value = std::move(value);
-    it->second.expires_at = expires_at;
-    if (shard.limit != 0) shard.lru.MoveToFront(&*it);
-    return;
-  }
-  auto it =
-      shard.map.emplace(key, Entry{std::move(value), expires_at, {}}).first;
+  auto it = shard.map
+                .emplace(key, Entry{std::move(value),
+                                    expires_at,
+                                    /*timer_at=*/expires_at,
+                                    {}})
+                .first;
   if (shard.limit == 0) return;
   shard.lru.PushFront(&*it);
   if (shard.map.size() > shard.limit) {
@@ -433,8 +449,15 @@ void Cache<K, V, Hash, KeyEqual>::Expire(const K& key) {
   Shard& shard = ShardFor(key);
   std::lock_guard lock(shard.mutex);
   auto it = shard.map.find(key);
-  // A Set after the timer fired has re-armed it and moved expires_at on.
-  if (it == shard.map.end() || clock_.Now() < it->second.expires_at) return;
+  if (it == shard.map.end()) return;
+  const TimePoint now = clock_.Now();
+  Entry& entry = it->second;
+  if (now < entry.expires_at) {
+    // Set moved the expiry on since the timer was armed: follow it.
+    wheel_.SetTimer(key, NoValue{}, entry.expires_at - now);
+    entry.timer_at = entry.expires_at;
+    return;
+  }
   EraseLocked(shard, it);
   ++shard.counts.expirations;
 }

@@ -50,10 +50,15 @@ void BatchFlusher::Added(std::unique_lock<std::mutex> lock, bool full) {
     if (BatchJob job = TakeLocked(&seq)) {
       handoffs_.emplace_back(seq, std::move(job));
       const std::uint64_t ticket = handoffs_posted_++;
-      sleeper_->Wake();
+      // Awake, the thread looks at handoffs_ before it sleeps again.
+      if (asleep_) {
+        asleep_ = false;
+        sleeper_->Wake();
+      }
       // From inside a batch, waiting could wait for ourselves.
       if (running_batch_of != this) {
-        changed_.wait(lock, [&] { return handoffs_taken_ > ticket; });
+        queue_space_.wait(
+            lock, [&] { return ticket < handoffs_taken_ + kWaitingBatches; });
       }
     }
   }
@@ -86,14 +91,14 @@ void BatchFlusher::RunFlusher(TimePoint next_tick) {
   std::unique_lock lock(mutex_);
   for (;;) {
     if (!handoffs_.empty()) {
-      std::uint64_t seq = handoffs_.front().first;
-      BatchJob job = std::move(handoffs_.front().second);
-      handoffs_.pop_front();
-      ++handoffs_taken_;
-      changed_.notify_all();
+      // All queued batches at once: one critical section for many batches.
+      std::deque<std::pair<std::uint64_t, BatchJob>> batches;
+      batches.swap(handoffs_);
+      handoffs_taken_ += batches.size();
+      queue_space_.notify_all();
       ran_handoff = true;
       lock.unlock();
-      RunBatch(job, seq);
+      for (auto& [seq, job] : batches) RunBatch(job, seq);
       lock.lock();
       last_batch = clock_.Now();
       continue;
@@ -119,9 +124,11 @@ void BatchFlusher::RunFlusher(TimePoint next_tick) {
     }
     Sleeper* const sleeper = sleeper_.get();
     const std::uint64_t token = sleeper->token();
+    asleep_ = true;
     lock.unlock();
     sleeper->SleepUntil(next_tick, token);
     lock.lock();
+    asleep_ = false;
   }
   // Ending under the lock: an Add after this starts a new thread, and one
   // before it has seen the container non-empty or handed us its batch.
@@ -133,7 +140,7 @@ BatchJob BatchFlusher::TakeLocked(std::uint64_t* seq) {
   BatchJob job = take_batch_();
   if (job) {
     *seq = next_seq_++;
-    unfinished_.insert(*seq);
+    finished_.push_back(false);
   }
   return job;
 }
@@ -141,7 +148,7 @@ BatchJob BatchFlusher::TakeLocked(std::uint64_t* seq) {
 void BatchFlusher::RunBatch(BatchJob& job, std::uint64_t seq) {
   if (!concurrent_batches_) {
     std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return *unfinished_.begin() == seq; });
+    batch_finished_.wait(lock, [&] { return first_unfinished_ == seq; });
   }
   {
     InsideBatch inside(this);
@@ -153,8 +160,12 @@ void BatchFlusher::RunBatch(BatchJob& job, std::uint64_t seq) {
     job = BatchJob();  // the tasks are destroyed before the batch finishes
   }
   std::lock_guard lock(mutex_);
-  unfinished_.erase(seq);
-  changed_.notify_all();
+  finished_[seq - first_unfinished_] = true;
+  while (!finished_.empty() && finished_.front()) {
+    finished_.pop_front();
+    ++first_unfinished_;
+  }
+  batch_finished_.notify_all();
 }
 
 bool BatchFlusher::Flush() {
@@ -175,9 +186,7 @@ void BatchFlusher::Wait() {
   Flush();
   std::unique_lock lock(mutex_);
   const std::uint64_t bound = next_seq_;
-  changed_.wait(lock, [&] {
-    return unfinished_.empty() || *unfinished_.begin() >= bound;
-  });
+  batch_finished_.wait(lock, [&] { return first_unfinished_ >= bound; });
 }
 
 void BatchFlusher::Shutdown() {

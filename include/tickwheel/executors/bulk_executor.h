@@ -62,8 +62,8 @@ class BulkExecutor {
                    .concurrent_batches = options.concurrent_batches},
                   kName) {}
 
-  // As PeriodicalExecutor's: Add blocks only while the previous full batch
-  // is still executing; Flush runs the buffered tasks on this thread; Wait
+  // As PeriodicalExecutor's: Add blocks only while full batches pile up
+  // behind a slow `execute`; Flush runs the buffered tasks on this thread; Wait
   // returns once every task added before it has been executed.
   void Add(T task) { executor_.Add(std::move(task)); }
   bool Flush() { return executor_.Flush(); }

@@ -51,12 +51,13 @@ struct PeriodicalExecutorOptions {
 
 // PeriodicalExecutor is go-zero's PeriodicalExecutor without its races: Add
 // puts a task into a TaskContainer; when AddTask says the container is full,
-// the batch is handed to a background flusher thread and Add returns once
-// that thread has taken it (so a slow Execute slows the producers down
-// instead of piling up batches). The flusher also flushes the container on
-// every `interval` tick, unless it ran a full batch since the previous tick.
-// It starts with the first Add, ends after 10 idle intervals, and the next
-// Add starts it again, so an idle executor holds no thread.
+// the batch is queued for a background flusher thread, and Add blocks while
+// two earlier full batches still wait in that queue (so a slow Execute slows
+// the producers down instead of piling up batches; go-zero's Add waits until
+// its batch is taken, a thread switch per batch). The flusher also flushes the
+// container on every `interval` tick, unless it ran a full batch since the
+// previous tick. It starts with the first Add, ends after 10 idle intervals,
+// and the next Add starts it again, so an idle executor holds no thread.
 //
 // Guarantees: every added task is executed exactly once, including the tasks
 // still buffered when the executor is destroyed; Wait returns only after
@@ -97,10 +98,11 @@ class PeriodicalExecutor {
   PeriodicalExecutor(const PeriodicalExecutor&) = delete;
   PeriodicalExecutor& operator=(const PeriodicalExecutor&) = delete;
 
-  // Adds a task. Blocks while the flusher thread is busy with an earlier
-  // full batch, if this Add fills the container (not when called from a
-  // batch). May throw std::system_error if the flusher thread cannot start;
-  // the task is kept and the next Flush or Add runs it.
+  // Adds a task. If this fills the container, queues the batch for the
+  // flusher thread and blocks while two earlier full batches wait in the
+  // queue (never when called from a batch). May throw std::system_error if the
+  // flusher thread cannot start; the task is kept and the next Flush or Add
+  // runs it.
   void Add(Task task) {
     auto lock = flusher_.Lock();
     const bool full = container_.AddTask(std::move(task));

@@ -10,7 +10,6 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <thread>
 #include <utility>
 
@@ -41,6 +40,8 @@ namespace tickwheel::internal {
 class BatchFlusher {
  public:
   static constexpr int kIdleRounds = 10;
+  // Full batches that may wait for the flusher thread before Add blocks.
+  static constexpr std::uint64_t kWaitingBatches = 16;
 
   // Called under the flusher's lock: empties the container into a job, or
   // returns an empty job if there was nothing.
@@ -65,9 +66,10 @@ class BatchFlusher {
   std::unique_lock<std::mutex> Lock() { return std::unique_lock(mutex_); }
 
   // Starts the flusher thread if it is not running. If `full`, takes the
-  // batch, hands it to the flusher thread and returns once that thread has
-  // taken it (back-pressure: at most one full batch per adding thread waits).
-  // Called from inside a batch of this flusher, it does not wait.
+  // batch and queues it for the flusher thread; blocks while more than
+  // kWaitingBatches batches (this one included) wait in that queue
+  // (back-pressure: a slow batch slows the producers down). Called from
+  // inside a batch of this flusher, it does not block.
   // REQUIRES: `lock` is a lock from Lock(), held.
   void Added(std::unique_lock<std::mutex> lock, bool full);
 
@@ -111,15 +113,19 @@ class BatchFlusher {
   const char* const name_;
 
   mutable std::mutex mutex_;
-  // Signalled when a handed-over batch is taken or a batch finishes.
-  std::condition_variable changed_;
+  std::condition_variable queue_space_;    // the thread took queued batches
+  std::condition_variable batch_finished_;  // first_unfinished_ moved on
   // All guarded by mutex_:
-  std::uint64_t next_seq_ = 0;          // number of the next batch taken
-  std::set<std::uint64_t> unfinished_;  // taken, not yet finished
+  std::uint64_t next_seq_ = 0;  // number of the next batch taken
+  // Batches numbered from first_unfinished_ on have not all finished;
+  // finished_[i] says whether batch first_unfinished_ + i has.
+  std::uint64_t first_unfinished_ = 0;
+  std::deque<bool> finished_;
   std::deque<std::pair<std::uint64_t, BatchJob>> handoffs_;  // for the thread
   std::uint64_t handoffs_taken_ = 0;   // by the flusher thread, ever
   std::uint64_t handoffs_posted_ = 0;  // by Added, ever
   bool flusher_running_ = false;
+  bool asleep_ = false;  // the flusher thread sleeps or is about to
   bool stopping_ = false;
   std::unique_ptr<Sleeper> sleeper_;  // exists while the flusher thread does
   std::thread flusher_;
