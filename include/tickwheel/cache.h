@@ -14,7 +14,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <random>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -53,9 +52,11 @@ struct CacheOptions {
   // and Take hits) evicted first; 0: no limit. With several shards the
   // limit is split among them and recency is kept per shard.
   std::size_t limit = 0;
-  // Each entry's TTL is multiplied by a factor drawn uniformly from
-  // [1 - jitter, 1 + jitter], so entries set together do not all expire
-  // together. In [0, 1).
+  // Each key's TTL is multiplied by a factor in [1 - jitter, 1 + jitter],
+  // spread uniformly over keys, so entries set together do not all expire
+  // together. The factor is fixed per key (derived from its hash), so
+  // refreshing a key with the same TTL never moves its expiry earlier.
+  // In [0, 1).
   double jitter = 0.05;
   // The timing wheel's tick (> 0): an expired entry's memory is freed
   // within about this long. (It is never returned once expired.)
@@ -163,23 +164,23 @@ class Cache {
     internal::LruList<Node, LinksOf> lru;
     std::size_t limit = 0;  // 0: no LRU
     std::unordered_map<K, std::shared_future<V>, Hash, KeyEqual> fetches;
-    std::minstd_rand random;
     CacheStats counts;  // size unused
   };
 
   static std::size_t ShardCount(const CacheOptions& options);
-  Shard& ShardFor(const K& key) {
+  Shard& ShardFor(std::size_t hash) {
     // Fibonacci hashing spreads std::hash of integers (the identity).
-    const std::size_t h = Hash{}(key)*0x9e3779b97f4a7c15ULL;
+    const std::size_t h = hash * 0x9e3779b97f4a7c15ULL;
     return shards_[(h >> 40) % shards_.size()];
   }
 
   // All *Locked methods REQUIRE the shard's mutex.
   Entry* FindLiveLocked(Shard& shard, const K& key, TimePoint now);
-  void SetLocked(Shard& shard, const K& key, V value, Duration ttl,
-                 TimePoint now);
+  void SetLocked(Shard& shard, const K& key, std::size_t hash, V value,
+                 Duration ttl, TimePoint now);
   void EraseLocked(Shard& shard, typename Map::iterator it);
-  Duration JitteredLocked(Shard& shard, Duration ttl);
+  // `ttl` times the key's jitter factor (see CacheOptions::jitter).
+  Duration Jittered(std::size_t hash, Duration ttl) const;
   // The timing wheel's callback: frees the entry if it has expired, else
   // re-arms the timer for its new expiry.
   void Expire(const K& key);
@@ -252,7 +253,6 @@ Cache<K, V, Hash, KeyEqual>::Cache(Duration ttl, CacheOptions options)
       // A shard with a limit of 0 would hold nothing; give it one.
       shard.limit = std::max<std::size_t>(shard.limit, 1);
     }
-    shard.random.seed(static_cast<std::uint_fast32_t>(i + 1));
   }
   if (options.report_interval > Duration::zero()) {
     reporter_ = std::make_unique<internal::PeriodicThread>(
@@ -269,7 +269,8 @@ Cache<K, V, Hash, KeyEqual>::~Cache() {
 template <typename K, typename V, typename Hash, typename KeyEqual>
 std::optional<V> Cache<K, V, Hash, KeyEqual>::Get(const K& key) {
   const TimePoint now = clock_.Now();
-  Shard& shard = ShardFor(key);
+  const std::size_t hash = Hash{}(key);
+  Shard& shard = ShardFor(hash);
   std::lock_guard lock(shard.mutex);
   if (Entry* entry = FindLiveLocked(shard, key, now)) {
     ++shard.counts.hits;
@@ -288,15 +289,17 @@ template <typename K, typename V, typename Hash, typename KeyEqual>
 void Cache<K, V, Hash, KeyEqual>::Set(const K& key, V value, Duration ttl) {
   internal::CheckedTtl(ttl, "ttl");
   const TimePoint now = clock_.Now();
-  Shard& shard = ShardFor(key);
+  const std::size_t hash = Hash{}(key);
+  Shard& shard = ShardFor(hash);
   std::lock_guard lock(shard.mutex);
-  SetLocked(shard, key, std::move(value), ttl, now);
+  SetLocked(shard, key, hash, std::move(value), ttl, now);
 }
 
 template <typename K, typename V, typename Hash, typename KeyEqual>
 bool Cache<K, V, Hash, KeyEqual>::Del(const K& key) {
   const TimePoint now = clock_.Now();
-  Shard& shard = ShardFor(key);
+  const std::size_t hash = Hash{}(key);
+  Shard& shard = ShardFor(hash);
   std::lock_guard lock(shard.mutex);
   auto it = shard.map.find(key);
   if (it == shard.map.end()) return false;
@@ -312,7 +315,8 @@ template <typename K, typename V, typename Hash, typename KeyEqual>
 template <typename Fetch>
 V Cache<K, V, Hash, KeyEqual>::Take(const K& key, Fetch&& fetch) {
   const TimePoint now = clock_.Now();
-  Shard& shard = ShardFor(key);
+  const std::size_t hash = Hash{}(key);
+  Shard& shard = ShardFor(hash);
   std::unique_lock lock(shard.mutex);
   if (Entry* entry = FindLiveLocked(shard, key, now)) {
     ++shard.counts.hits;
@@ -333,7 +337,7 @@ V Cache<K, V, Hash, KeyEqual>::Take(const K& key, Fetch&& fetch) {
     // Cached and no longer in flight in one step: a Get right after this
     // Take sees the value.
     shard.fetches.erase(key);
-    SetLocked(shard, key, value, ttl_, clock_.Now());
+    SetLocked(shard, key, hash, value, ttl_, clock_.Now());
     lock.unlock();
     promise.set_value(value);
     return value;
@@ -387,9 +391,10 @@ auto Cache<K, V, Hash, KeyEqual>::FindLiveLocked(Shard& shard, const K& key,
 }
 
 template <typename K, typename V, typename Hash, typename KeyEqual>
-void Cache<K, V, Hash, KeyEqual>::SetLocked(Shard& shard, const K& key, V value,
+void Cache<K, V, Hash, KeyEqual>::SetLocked(Shard& shard, const K& key,
+                                            std::size_t hash, V value,
                                             Duration ttl, TimePoint now) {
-  const Duration ttl_jittered = JitteredLocked(shard, ttl);
+  const Duration ttl_jittered = Jittered(hash, ttl);
   const TimePoint expires_at = now + ttl_jittered;
   if (auto it = shard.map.find(key); it != shard.map.end()) {
     Entry& entry = it->second;
@@ -433,20 +438,28 @@ void Cache<K, V, Hash, KeyEqual>::EraseLocked(Shard& shard,
 }
 
 template <typename K, typename V, typename Hash, typename KeyEqual>
-Duration Cache<K, V, Hash, KeyEqual>::JitteredLocked(Shard& shard,
-                                                     Duration ttl) {
+Duration Cache<K, V, Hash, KeyEqual>::Jittered(std::size_t hash,
+                                               Duration ttl) const {
   if (jitter_ == 0.0) return ttl;
-  std::uniform_real_distribution<double> factor(1.0 - jitter_, 1.0 + jitter_);
+  // splitmix64's finalizer: independent of the bits that chose the shard.
+  std::uint64_t h = hash;
+  h ^= h >> 30;
+  h *= 0xbf58476d1ce4e5b9ULL;
+  h ^= h >> 27;
+  h *= 0x94d049bb133111ebULL;
+  h ^= h >> 31;
+  const double unit = static_cast<double>(h >> 11) * 0x1.0p-53;  // [0, 1)
+  const double factor = 1.0 - jitter_ + 2.0 * jitter_ * unit;
   // Clamped so that now + ttl cannot overflow.
-  const double ns =
-      std::min(static_cast<double>(ttl.count()) * factor(shard.random),
-               static_cast<double>(Duration::max().count() / 4));
+  const double ns = std::min(static_cast<double>(ttl.count()) * factor,
+                             static_cast<double>(Duration::max().count() / 4));
   return std::max(Duration(static_cast<Duration::rep>(ns)), Duration(1));
 }
 
 template <typename K, typename V, typename Hash, typename KeyEqual>
 void Cache<K, V, Hash, KeyEqual>::Expire(const K& key) {
-  Shard& shard = ShardFor(key);
+  const std::size_t hash = Hash{}(key);
+  Shard& shard = ShardFor(hash);
   std::lock_guard lock(shard.mutex);
   auto it = shard.map.find(key);
   if (it == shard.map.end()) return;
