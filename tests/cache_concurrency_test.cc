@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "runtime_test_util.h"
 #include "tickwheel/cache.h"
 
 namespace tickwheel {
@@ -22,18 +23,9 @@ namespace {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
+using testing::Eventually;
 
 constexpr int kThreads = 8;
-
-template <typename F>
-bool Eventually(F done) {
-  const auto give_up = std::chrono::steady_clock::now() + seconds(30);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > give_up) return false;
-    std::this_thread::sleep_for(milliseconds(1));
-  }
-  return true;
-}
 
 template <typename F>
 void RunThreads(int n, F body) {

@@ -11,6 +11,8 @@
 #include <thread>
 #include <vector>
 
+#include "runtime_test_util.h"
+
 namespace tickwheel {
 namespace {
 
@@ -18,23 +20,11 @@ using std::chrono::hours;
 using std::chrono::milliseconds;
 using std::chrono::minutes;
 using std::chrono::seconds;
+using testing::Eventually;
 using ::testing::HasSubstr;
 using ::testing::Optional;
 
 using StringCache = Cache<std::string, std::string>;
-
-// Waits (on the real clock, up to a generous bound) until `done()`: for work
-// that a ManualClock's Advance handed to a worker thread and that may still
-// be running when Advance returns.
-template <typename F>
-bool Eventually(F done) {
-  const auto give_up = std::chrono::steady_clock::now() + seconds(30);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > give_up) return false;
-    std::this_thread::sleep_for(milliseconds(1));
-  }
-  return true;
-}
 
 class CacheTest : public ::testing::Test {
  protected:

@@ -14,15 +14,14 @@
 
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <stdexcept>
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "common/flags.h"
 #include "tickwheel/executors/bulk_executor.h"
 
 namespace {
@@ -116,41 +115,18 @@ void PrintRate(const char* what, long long rows, double seconds) {
 struct Args {
   long long rows = 200'000;
   long long single_seconds = 3;
-  std::size_t batch = 1000;
+  long long batch = 1000;
   std::string db;
 };
 
-long long ParsePositive(std::string_view flag, const char* value) {
-  char* end = nullptr;
-  const long long n = std::strtoll(value, &end, 10);
-  if (end == value || *end != '\0' || n <= 0) {
-    throw std::invalid_argument(
-        std::string(flag) + " needs a positive integer, got '" + value + "'");
-  }
-  return n;
-}
-
 Args ParseArgs(int argc, char** argv) {
   Args args;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view flag = argv[i];
-    if (i + 1 >= argc)
-      throw std::invalid_argument(std::string(flag) + " needs a value");
-    const char* value = argv[++i];
-    if (flag == "--rows") {
-      args.rows = ParsePositive(flag, value);
-    } else if (flag == "--single-seconds") {
-      args.single_seconds = ParsePositive(flag, value);
-    } else if (flag == "--batch") {
-      args.batch = static_cast<std::size_t>(ParsePositive(flag, value));
-    } else if (flag == "--db") {
-      args.db = value;
-    } else {
-      throw std::invalid_argument(
-          "unknown flag " + std::string(flag) +
-          " (flags: --rows --batch --single-seconds --db)");
-    }
-  }
+  tickwheel::examples::Flags()
+      .Positive("--rows", &args.rows)
+      .Positive("--batch", &args.batch)
+      .Positive("--single-seconds", &args.single_seconds)
+      .Text("--db", &args.db)
+      .Parse(argc, argv);
   return args;
 }
 
@@ -200,7 +176,7 @@ int main(int argc, char** argv) try {
           [&](std::vector<Row> rows) {
             db.InsertInTransaction("bulk_rows", rows);
           },
-          {.max_tasks = args.batch,
+          {.max_tasks = static_cast<std::size_t>(args.batch),
            .interval = std::chrono::milliseconds(100)});
       for (long long id = 0; id < args.rows; ++id) inserts.Add(MakeRow(id));
       inserts.Wait();  // every row is committed

@@ -10,60 +10,34 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <random>
 #include <stdexcept>
 #include <string>
-#include <string_view>
 #include <thread>
 #include <vector>
 
+#include "common/flags.h"
 #include "tickwheel/cache.h"
 
 namespace {
 
 struct Args {
-  long requests = 100'000;  // per thread
-  int threads = 4;
-  int keys = 10'000;
-  long ttl_ms = 500;
-  long lookup_us = 200;
+  long long requests = 100'000;  // per thread
+  long long threads = 4;
+  long long keys = 10'000;
+  long long ttl_ms = 500;
+  long long lookup_us = 200;
 };
-
-long ParsePositive(std::string_view flag, const char* value) {
-  char* end = nullptr;
-  const long n = std::strtol(value, &end, 10);
-  if (end == value || *end != '\0' || n <= 0) {
-    throw std::invalid_argument(
-        std::string(flag) + " needs a positive integer, got '" + value + "'");
-  }
-  return n;
-}
 
 Args ParseArgs(int argc, char** argv) {
   Args args;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view flag = argv[i];
-    if (i + 1 >= argc) {
-      throw std::invalid_argument(std::string(flag) + " needs a value");
-    }
-    const long n = ParsePositive(flag, argv[++i]);
-    if (flag == "--requests") {
-      args.requests = n;
-    } else if (flag == "--threads") {
-      args.threads = static_cast<int>(n);
-    } else if (flag == "--keys") {
-      args.keys = static_cast<int>(n);
-    } else if (flag == "--ttl-ms") {
-      args.ttl_ms = n;
-    } else if (flag == "--lookup-us") {
-      args.lookup_us = n;
-    } else {
-      throw std::invalid_argument(
-          "unknown flag " + std::string(flag) +
-          " (flags: --requests --threads --keys --ttl-ms --lookup-us)");
-    }
-  }
+  tickwheel::examples::Flags()
+      .Positive("--requests", &args.requests)
+      .Positive("--threads", &args.threads)
+      .Positive("--keys", &args.keys)
+      .Positive("--ttl-ms", &args.ttl_ms)
+      .Positive("--lookup-us", &args.lookup_us)
+      .Parse(argc, argv);
   return args;
 }
 
@@ -104,19 +78,19 @@ int main(int argc, char** argv) try {
   tickwheel::Cache<int, std::string> cache(
       std::chrono::milliseconds(args.ttl_ms),
       {.report_interval = std::chrono::seconds(1), .name = "profiles"});
-  const Zipf zipf(args.keys);
+  const Zipf zipf(static_cast<int>(args.keys));
 
   std::printf(
-      "ttl_cache: %d threads x %ld requests over %d keys (Zipf), TTL %ld ms, "
-      "lookup %ld us\n",
+      "ttl_cache: %lld threads x %lld requests over %lld keys (Zipf), TTL %lld "
+      "ms, lookup %lld us\n",
       args.threads, args.requests, args.keys, args.ttl_ms, args.lookup_us);
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::thread> threads;
   std::atomic<long> wrong{0};
-  for (int t = 0; t < args.threads; ++t) {
+  for (long long t = 0; t < args.threads; ++t) {
     threads.emplace_back([&, t] {
       std::mt19937 random(static_cast<unsigned>(t) + 1);
-      for (long i = 0; i < args.requests; ++i) {
+      for (long long i = 0; i < args.requests; ++i) {
         const int key = zipf(random);
         const std::string profile =
             cache.Take(key, [&] { return slow_lookup(key); });
@@ -130,11 +104,11 @@ int main(int argc, char** argv) try {
           .count();
 
   const tickwheel::CacheStats stats = cache.stats();
-  const long requests = args.requests * args.threads;
+  const long long requests = args.requests * args.threads;
   const double uncached = static_cast<double>(requests) *
                           std::chrono::duration<double>(lookup_time).count() /
-                          args.threads;
-  std::printf("  requests            %ld\n", requests);
+                          static_cast<double>(args.threads);
+  std::printf("  requests            %lld\n", requests);
   std::printf("  backend lookups     %ld\n", lookups.load());
   std::printf("  hit ratio           %.1f%% (%llu hits, %llu misses)\n",
               100.0 * stats.hit_ratio(),

@@ -36,16 +36,22 @@ BatchFlusher::BatchFlusher(Duration interval, TakeBatch take_batch,
       clock_(clock),
       on_error_(std::move(on_error)),
       concurrent_batches_(concurrent_batches),
-      name_(name) {}
+      name_(name),
+      thread_(clock) {}
 
 BatchFlusher::~BatchFlusher() = default;
 
 void BatchFlusher::Added(std::unique_lock<std::mutex> lock, bool full) {
   std::thread ended;
-  if (!flusher_running_ && !stopping_) ended = StartFlusherLocked();
+  if (!thread_.running() && !stopping_) {
+    // The first tick is read before Add returns: a ManualClock advanced
+    // after the Add counts from here.
+    const TimePoint first_tick = clock_.Now() + interval_;
+    ended = thread_.StartLocked([this, first_tick] { RunFlusher(first_tick); });
+  }
   // Without a flusher thread (only while shutting down) a full batch stays
   // in the container for Shutdown's final flush.
-  if (full && flusher_running_) {
+  if (full && thread_.running()) {
     std::uint64_t seq = 0;
     if (BatchJob job = TakeLocked(&seq)) {
       handoffs_.emplace_back(seq, std::move(job));
@@ -53,7 +59,7 @@ void BatchFlusher::Added(std::unique_lock<std::mutex> lock, bool full) {
       // Awake, the thread looks at handoffs_ before it sleeps again.
       if (asleep_) {
         asleep_ = false;
-        sleeper_->Wake();
+        thread_.WakeLocked();
       }
       // From inside a batch, waiting could wait for ourselves.
       if (running_batch_of != this) {
@@ -64,25 +70,6 @@ void BatchFlusher::Added(std::unique_lock<std::mutex> lock, bool full) {
   }
   lock.unlock();
   if (ended.joinable()) ended.join();
-}
-
-std::thread BatchFlusher::StartFlusherLocked() {
-  std::thread ended = std::move(flusher_);
-  // The sleeper exists before Add returns, so a ManualClock advanced after
-  // the Add waits for this thread.
-  sleeper_ = clock_.NewSleeper();
-  const TimePoint first_tick = clock_.Now() + interval_;
-  flusher_running_ = true;
-  try {
-    flusher_ = std::thread([this, first_tick] { RunFlusher(first_tick); });
-  } catch (...) {
-    // The task stays in the container; the next Flush or Add takes it.
-    flusher_running_ = false;
-    sleeper_.reset();
-    if (ended.joinable()) ended.join();  // it has ended; this is quick
-    throw;
-  }
-  return ended;
 }
 
 void BatchFlusher::RunFlusher(TimePoint next_tick) {
@@ -122,18 +109,17 @@ void BatchFlusher::RunFlusher(TimePoint next_tick) {
         if (now - last_batch >= kIdleRounds * interval_) break;
       }
     }
-    Sleeper* const sleeper = sleeper_.get();
-    const std::uint64_t token = sleeper->token();
+    Sleeper& sleeper = thread_.sleeper();
+    const std::uint64_t token = sleeper.token();
     asleep_ = true;
     lock.unlock();
-    sleeper->SleepUntil(next_tick, token);
+    sleeper.SleepUntil(next_tick, token);
     lock.lock();
     asleep_ = false;
   }
   // Ending under the lock: an Add after this starts a new thread, and one
   // before it has seen the container non-empty or handed us its batch.
-  flusher_running_ = false;
-  sleeper_.reset();
+  thread_.EndedLocked();
 }
 
 BatchJob BatchFlusher::TakeLocked(std::uint64_t* seq) {
@@ -194,8 +180,8 @@ void BatchFlusher::Shutdown() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
-    if (sleeper_) sleeper_->Wake();
-    flusher = std::move(flusher_);
+    thread_.WakeLocked();
+    flusher = thread_.TakeLocked();
   }
   if (flusher.joinable()) flusher.join();
   Wait();

@@ -17,15 +17,16 @@ DelayExecutor::DelayExecutor(std::function<void()> fn, Duration delay,
     : fn_(internal::RequireCallable(std::move(fn), kName, "fn")),
       delay_(internal::RequireNotNegative(delay, kName, "delay")),
       clock_(options.clock ? *options.clock : SystemClock::Instance()),
-      on_error_(std::move(options.on_error)) {}
+      on_error_(std::move(options.on_error)),
+      thread_(clock_) {}
 
 DelayExecutor::~DelayExecutor() {
   std::thread thread;
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
-    if (sleeper_) sleeper_->Wake();
-    thread = std::move(thread_);
+    thread_.WakeLocked();
+    thread = thread_.TakeLocked();
   }
   if (thread.joinable()) thread.join();
 }
@@ -37,22 +38,14 @@ bool DelayExecutor::Trigger() {
     if (pending_ || stopping_) return false;
     pending_ = true;
     due_ = clock_.Now() + delay_;
-    if (thread_running_) {
-      sleeper_->Wake();  // it may be about to end; let it see pending_
+    if (thread_.running()) {
+      thread_.WakeLocked();  // it may be about to end; let it see pending_
       return true;
     }
-    ended = std::move(thread_);
-    // Created before Trigger returns, so a ManualClock advanced after the
-    // trigger waits for the thread.
-    sleeper_ = clock_.NewSleeper();
-    thread_running_ = true;
     try {
-      thread_ = std::thread([this] { Run(); });
+      ended = thread_.StartLocked([this] { Run(); });
     } catch (...) {
       pending_ = false;
-      thread_running_ = false;
-      sleeper_.reset();
-      if (ended.joinable()) ended.join();  // it has ended; this is quick
       throw;
     }
   }
@@ -74,15 +67,14 @@ void DelayExecutor::Run() {
       lock.lock();
       continue;
     }
-    Sleeper* const sleeper = sleeper_.get();
-    const std::uint64_t token = sleeper->token();
+    Sleeper& sleeper = thread_.sleeper();
+    const std::uint64_t token = sleeper.token();
     const TimePoint due = due_;
     lock.unlock();
-    sleeper->SleepUntil(due, token);
+    sleeper.SleepUntil(due, token);
     lock.lock();
   }
-  thread_running_ = false;
-  sleeper_.reset();
+  thread_.EndedLocked();
 }
 
 }  // namespace tickwheel

@@ -5,11 +5,11 @@
 
 #include <exception>
 #include <functional>
-#include <memory>
 #include <mutex>
 #include <thread>
 
 #include "tickwheel/clock.h"
+#include "tickwheel/internal/on_demand_thread.h"
 #include "tickwheel/time.h"
 
 namespace tickwheel {
@@ -67,10 +67,8 @@ class DelayExecutor {
   // All guarded by mutex_:
   bool pending_ = false;  // a run is scheduled at due_
   TimePoint due_;
-  bool thread_running_ = false;
   bool stopping_ = false;
-  std::unique_ptr<Sleeper> sleeper_;  // exists while the thread does
-  std::thread thread_;
+  internal::OnDemandThread thread_;
 };
 
 }  // namespace tickwheel

@@ -15,6 +15,7 @@
 
 #include "tickwheel/clock.h"
 #include "tickwheel/internal/batch_job.h"
+#include "tickwheel/internal/on_demand_thread.h"
 #include "tickwheel/time.h"
 
 namespace tickwheel::internal {
@@ -91,13 +92,10 @@ class BatchFlusher {
 
   bool flusher_running() const {
     std::lock_guard lock(mutex_);
-    return flusher_running_;
+    return thread_.running();
   }
 
  private:
-  // Starts the flusher thread; returns the previous, ended thread, which
-  // the caller joins after unlocking.
-  std::thread StartFlusherLocked();
   void RunFlusher(TimePoint first_tick);
   // Takes the container's tasks as batch number `*seq`; empty if none.
   BatchJob TakeLocked(std::uint64_t* seq);
@@ -113,7 +111,7 @@ class BatchFlusher {
   const char* const name_;
 
   mutable std::mutex mutex_;
-  std::condition_variable queue_space_;    // the thread took queued batches
+  std::condition_variable queue_space_;     // the thread took queued batches
   std::condition_variable batch_finished_;  // first_unfinished_ moved on
   // All guarded by mutex_:
   std::uint64_t next_seq_ = 0;  // number of the next batch taken
@@ -124,11 +122,9 @@ class BatchFlusher {
   std::deque<std::pair<std::uint64_t, BatchJob>> handoffs_;  // for the thread
   std::uint64_t handoffs_taken_ = 0;   // by the flusher thread, ever
   std::uint64_t handoffs_posted_ = 0;  // by Added, ever
-  bool flusher_running_ = false;
   bool asleep_ = false;  // the flusher thread sleeps or is about to
   bool stopping_ = false;
-  std::unique_ptr<Sleeper> sleeper_;  // exists while the flusher thread does
-  std::thread flusher_;
+  OnDemandThread thread_;  // the flusher
 };
 
 }  // namespace tickwheel::internal
