@@ -76,21 +76,23 @@ struct CacheOptions {
 };
 
 // Cache is go-zero's collection.Cache without its races. Each entry expires
-// a TTL after it was last Set (the default TTL, or one per Set, with ±5%
-// jitter); a timer on a TimingWheel frees it, and an expired entry is never
-// returned even if its timer has not run yet. Set, Del, eviction and the
-// timer are kept consistent under the entry's shard lock, so no entry is
-// left without an expiry (go-zero's Del can cancel the timer of a
-// concurrent Set). Take(key, fetch) runs `fetch` once for all concurrent
-// callers of a missing key and shares its value or its exception.
+// a TTL after it was last Set (the default TTL, or one per Set, with a ±5%
+// jitter fixed per key); a timer on a TimingWheel frees it, and an expired
+// entry is never returned even if its timer has not run yet. Set, Del, eviction
+// and the timer are kept consistent under the entry's shard lock, so no entry
+// is left without an expiry (go-zero's Del can cancel the timer of a concurrent
+// Set). Take(key, fetch) runs `fetch` once for all concurrent callers of a
+// missing key and shares its value or its exception.
 //
 // Thread safety: every method may be called from any thread; `fetch` may
 // call the cache (but not Take the key it is fetching).
-// Cost: Get, Set, Del O(1) under one shard's mutex (Set and Del also touch
-// the timing wheel); values are copied out by Get and Take (use
-// std::shared_ptr<const T> for large values).
-// Memory: per entry, a map node (key, value, expiry, two LRU links) and a
-// timing-wheel timer (a second copy of the key).
+// Cost: Get, Set, Del O(1) under one shard's mutex; Del, and a Set that
+// adds a key or moves its expiry earlier, also make one TimingWheel call (a
+// refresh does not). Values are copied out by Get and Take (use
+// std::shared_ptr<const T> for large values). Hash must be default
+// constructible (it is used as Hash{}).
+// Memory: per entry, a map node (key, value, two time points, two LRU
+// links) and a timing-wheel timer (a second copy of the key).
 //
 //   Cache<std::string, User> users(std::chrono::minutes(5),
 //                                  {.limit = 100'000});
