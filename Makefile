@@ -36,7 +36,8 @@ test: unit-test asan tsan
 # Sanitizer builds compile the library and its tests (not the benchmarks or
 # the executable) with clang, and run the tests that are labelled for them.
 SAN_ARGS = -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 \
-           -DTICKWHEEL_BUILD_BENCH=OFF -DTICKWHEEL_BUILD_APP=OFF
+           -DTICKWHEEL_BUILD_BENCH=OFF -DTICKWHEEL_BUILD_APP=OFF \
+           -DTICKWHEEL_BUILD_EXAMPLES=OFF
 
 asan: deps
 	@cmake -S . -B $(BUILD)-asan $(GENERATOR) $(SAN_ARGS) -DTICKWHEEL_SANITIZE=address >/dev/null

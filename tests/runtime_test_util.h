@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "tickwheel/clock.h"
@@ -64,6 +65,19 @@ class EventLog {
   std::condition_variable cv_;
   std::vector<Stamped> events_;
 };
+
+// Polls `done()` until it holds; false after kPatience. For state that
+// worker threads change without an event to wait on, e.g. a cache shrinking
+// as the expiry callbacks that a ManualClock's Advance handed out run.
+template <typename F>
+bool Eventually(F done) {
+  const auto give_up = std::chrono::steady_clock::now() + kPatience;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > give_up) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
 
 // A one-shot gate: threads Wait until someone Opens it.
 class Gate {

@@ -1,0 +1,508 @@
+// Cache<K, V>: an in-memory cache with a TTL per entry, an optional LRU
+// limit, and Take(key, fetch) that fetches a missing key once for all its
+// concurrent callers.
+#ifndef TICKWHEEL_CACHE_H_
+#define TICKWHEEL_CACHE_H_
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "tickwheel/clock.h"
+#include "tickwheel/internal/lru_list.h"
+#include "tickwheel/internal/periodic_thread.h"
+#include "tickwheel/time.h"
+#include "tickwheel/timing_wheel.h"
+
+namespace tickwheel {
+
+// Counters of a Cache. Every Get and Take counts one hit (a live entry was
+// there) or one miss; an eviction is an entry dropped for the LRU limit, an
+// expiration one dropped because its TTL ran out.
+struct CacheStats {
+  std::uint64_t hits = 0;
+  std::uint64_t misses = 0;
+  std::uint64_t evictions = 0;
+  std::uint64_t expirations = 0;
+  std::size_t size = 0;  // entries held when the snapshot was taken
+
+  // hits / (hits + misses), or 0 with no lookups.
+  double hit_ratio() const {
+    const std::uint64_t lookups = hits + misses;
+    return lookups == 0
+               ? 0.0
+               : static_cast<double>(hits) / static_cast<double>(lookups);
+  }
+};
+
+struct CacheOptions {
+  // At most this many entries (> 0), the least recently used (Set, or Get
+  // and Take hits) evicted first; 0: no limit. With several shards the
+  // limit is split among them and recency is kept per shard.
+  std::size_t limit = 0;
+  // Each key's TTL is multiplied by a factor in [1 - jitter, 1 + jitter],
+  // spread uniformly over keys, so entries set together do not all expire
+  // together. The factor is fixed per key (derived from its hash), so
+  // refreshing a key with the same TTL never moves its expiry earlier.
+  // In [0, 1).
+  double jitter = 0.05;
+  // The timing wheel's tick (> 0): an expired entry's memory is freed
+  // within about this long. (It is never returned once expired.)
+  Duration resolution = std::chrono::milliseconds(100);
+  // Independent lock + map + LRU shards, chosen by key hash. 0: 16 without
+  // a limit; with one, one shard per 4096 entries of limit, 1 to 16 (so a
+  // small limit is an exact LRU over the whole cache).
+  std::size_t shards = 0;
+  // nullptr means SystemClock::Instance(). Must outlive the cache.
+  Clock* clock = nullptr;
+  // With a positive interval, `report` is called every interval, on a
+  // thread of the cache, with the counts of that interval (size: now).
+  // An empty `report` writes one line to stderr naming `name`.
+  Duration report_interval = Duration::zero();
+  std::function<void(const CacheStats&)> report = nullptr;
+  std::string name = "cache";
+};
+
+// Cache is go-zero's collection.Cache without its races. Each entry expires
+// a TTL after it was last Set (the default TTL, or one per Set, with a ±5%
+// jitter fixed per key); a timer on a TimingWheel frees it, and an expired
+// entry is never returned even if its timer has not run yet. Set, Del, eviction
+// and the timer are kept consistent under the entry's shard lock, so no entry
+// is left without an expiry (go-zero's Del can cancel the timer of a concurrent
+// Set). Take(key, fetch) runs `fetch` once for all concurrent callers of a
+// missing key and shares its value or its exception.
+//
+// Thread safety: every method may be called from any thread; `fetch` may
+// call the cache (but not Take the key it is fetching).
+// Cost: Get, Set, Del O(1) under one shard's mutex; Del, and a Set that
+// adds a key or moves its expiry earlier, also make one TimingWheel call (a
+// refresh does not). Values are copied out by Get and Take (use
+// std::shared_ptr<const T> for large values). Hash must be default
+// constructible (it is used as Hash{}).
+// Memory: per entry, a map node (key, value, two time points, two LRU
+// links) and a timing-wheel timer (a second copy of the key).
+//
+//   Cache<std::string, User> users(std::chrono::minutes(5),
+//                                  {.limit = 100'000});
+//   User u = users.Take(id, [&] { return db.LoadUser(id); });
+template <typename K, typename V, typename Hash = std::hash<K>,
+          typename KeyEqual = std::equal_to<K>>
+class Cache {
+ public:
+  // Throws std::invalid_argument naming the argument if `ttl` or
+  // `resolution` is not positive, or `jitter` is outside [0, 1).
+  explicit Cache(Duration ttl, CacheOptions options = {});
+  // Stops the expiry timers and the report. REQUIRES: no call in progress.
+  ~Cache();
+
+  Cache(const Cache&) = delete;
+  Cache& operator=(const Cache&) = delete;
+
+  // The value of a live entry (a hit, which also makes it the most recently
+  // used), or nullopt (a miss).
+  std::optional<V> Get(const K& key);
+
+  // Stores `value` under `key` for the default TTL or for `ttl` (each with
+  // jitter), replacing any entry and its expiry. May evict the least
+  // recently used entry. Throws std::invalid_argument if `ttl` <= 0.
+  void Set(const K& key, V value);
+  void Set(const K& key, V value, Duration ttl);
+
+  // Removes the entry; returns whether a live one was there.
+  bool Del(const K& key);
+
+  // Get, or on a miss the value `fetch()` returns, which is then Set with
+  // the default TTL. Concurrent Takes of the same missing key run `fetch`
+  // once: the others wait for it and get a copy of its value, or the same
+  // exception rethrown (nothing is cached then). Each call counts one hit
+  // or one miss, as Get.
+  // REQUIRES: fetch() returns something convertible to V.
+  template <typename Fetch>
+  V Take(const K& key, Fetch&& fetch);
+
+  // Counts since construction and the current size.
+  CacheStats stats() const;
+
+  // Entries held, including expired ones whose timer has not yet run.
+  std::size_t size() const;
+
+ private:
+  struct Entry;
+  using Map = std::unordered_map<K, Entry, Hash, KeyEqual>;
+  using Node = typename Map::value_type;
+  struct LinksOf {
+    internal::LruLinks<Node>& operator()(Node& node) const {
+      return node.second.lru;
+    }
+  };
+  struct Entry {
+    V value;
+    TimePoint expires_at;
+    // The deadline of the key's wheel timer: at most expires_at. While a
+    // timer is pending, or has fired and its Expire has not yet run, the
+    // entry exists; Expire frees it or re-arms the timer.
+    TimePoint timer_at;
+    internal::LruLinks<Node> lru;  // listed only when the shard has a limit
+  };
+  struct NoValue {};
+
+  // One lock and the keys that hash to it.
+  struct Shard {
+    mutable std::mutex mutex;
+    // All guarded by mutex:
+    Map map;
+    internal::LruList<Node, LinksOf> lru;
+    std::size_t limit = 0;  // 0: no LRU
+    std::unordered_map<K, std::shared_future<V>, Hash, KeyEqual> fetches;
+    CacheStats counts;  // size unused
+  };
+
+  static std::size_t ShardCount(const CacheOptions& options);
+  Shard& ShardFor(std::size_t hash) {
+    // Fibonacci hashing spreads std::hash of integers (the identity).
+    const std::size_t h = hash * 0x9e3779b97f4a7c15ULL;
+    return shards_[(h >> 40) % shards_.size()];
+  }
+
+  // All *Locked methods REQUIRE the shard's mutex.
+  Entry* FindLiveLocked(Shard& shard, const K& key, TimePoint now);
+  void SetLocked(Shard& shard, const K& key, std::size_t hash, V value,
+                 Duration ttl, TimePoint now);
+  void EraseLocked(Shard& shard, typename Map::iterator it);
+  // `ttl` times the key's jitter factor (see CacheOptions::jitter).
+  Duration Jittered(std::size_t hash, Duration ttl) const;
+  // The timing wheel's callback: frees the entry if it has expired, else
+  // re-arms the timer for its new expiry.
+  void Expire(const K& key);
+  void Report();
+
+  const Duration ttl_;
+  const double jitter_;
+  Clock& clock_;
+  const std::string name_;
+  const std::function<void(const CacheStats&)> report_;
+  std::vector<Shard> shards_;
+  CacheStats reported_;  // the totals at the previous report; report thread
+  TimingWheel<K, NoValue, Hash, KeyEqual> wheel_;
+  std::unique_ptr<internal::PeriodicThread> reporter_;  // last
+};
+
+// ---------------------------------------------------------------------------
+// Implementation.
+
+template <typename K, typename V, typename Hash, typename KeyEqual>
+std::size_t Cache<K, V, Hash, KeyEqual>::ShardCount(
+    const CacheOptions& options) {
+  if (options.shards != 0) return options.shards;
+  if (options.limit == 0) return 16;
+  return std::clamp<std::size_t>(options.limit / 4096, 1, 16);
+}
+
+namespace internal {
+
+inline Duration CheckedTtl(Duration ttl, const char* name) {
+  if (ttl <= Duration::zero()) {
+    throw std::invalid_argument(std::string("tickwheel::Cache: ") + name +
+                                " must be positive, got " +
+                                std::to_string(ttl.count()) + "ns");
+  }
+  return ttl;
+}
+
+inline double CheckedJitter(double jitter) {
+  if (!(jitter >= 0.0 && jitter < 1.0)) {
+    throw std::invalid_argument(
+        "tickwheel::Cache: jitter must be in [0, 1), got " +
+        std::to_string(jitter));
+  }
+  return jitter;
+}
+
+}  // namespace internal
+
+template <typename K, typename V, typename Hash, typename KeyEqual>
+Cache<K, V, Hash, KeyEqual>::Cache(Duration ttl, CacheOptions options)
+    : ttl_(internal::CheckedTtl(ttl, "ttl")),
+      jitter_(internal::CheckedJitter(options.jitter)),
+      clock_(options.clock ? *options.clock : SystemClock::Instance()),
+      name_(std::move(options.name)),
+      report_(std::move(options.report)),
+      shards_(ShardCount(options)),
+      wheel_(internal::CheckedTtl(options.resolution, "resolution"),
+             [this](const K& key, const NoValue&) { Expire(key); },
+             {.workers = 1,
+              .shards = shards_.size(),
+              .clock = &clock_,
+              .on_error = nullptr}) {
+  for (std::size_t i = 0; i < shards_.size(); ++i) {
+    Shard& shard = shards_[i];
+    // The limit is split exactly: the shards' limits add up to it.
+    if (options.limit != 0) {
+      shard.limit = options.limit / shards_.size() +
+                    (i < options.limit % shards_.size() ? 1 : 0);
+      // A shard with a limit of 0 would hold nothing; give it one.
+      shard.limit = std::max<std::size_t>(shard.limit, 1);
+    }
+  }
+  if (options.report_interval > Duration::zero()) {
+    reporter_ = std::make_unique<internal::PeriodicThread>(
+        clock_, options.report_interval, [this] { Report(); });
+  }
+}
+
+template <typename K, typename V, typename Hash, typename KeyEqual>
+Cache<K, V, Hash, KeyEqual>::~Cache() {
+  reporter_.reset();
+  wheel_.Stop();  // no Expire runs after this
+}
+
+template <typename K, typename V, typename Hash, typename KeyEqual>
+std::optional<V> Cache<K, V, Hash, KeyEqual>::Get(const K& key) {
+  const TimePoint now = clock_.Now();
+  const std::size_t hash = Hash{}(key);
+  Shard& shard = ShardFor(hash);
+  std::lock_guard lock(shard.mutex);
+  if (Entry* entry = FindLiveLocked(shard, key, now)) {
+    ++shard.counts.hits;
+    return entry->value;
+  }
+  ++shard.counts.misses;
+  return std::nullopt;
+}
+
+template <typename K, typename V, typename Hash, typename KeyEqual>
+void Cache<K, V, Hash, KeyEqual>::Set(const K& key, V value) {
+  Set(key, std::move(value), ttl_);
+}
+
+template <typename K, typename V, typename Hash, typename KeyEqual>
+void Cache<K, V, Hash, KeyEqual>::Set(const K& key, V value, Duration ttl) {
+  internal::CheckedTtl(ttl, "ttl");
+  const TimePoint now = clock_.Now();
+  const std::size_t hash = Hash{}(key);
+  Shard& shard = ShardFor(hash);
+  std::lock_guard lock(shard.mutex);
+  SetLocked(shard, key, hash, std::move(value), ttl, now);
+}
+
+template <typename K, typename V, typename Hash, typename KeyEqual>
+bool Cache<K, V, Hash, KeyEqual>::Del(const K& key) {
+  const TimePoint now = clock_.Now();
+  const std::size_t hash = Hash{}(key);
+  Shard& shard = ShardFor(hash);
+  std::lock_guard lock(shard.mutex);
+  auto it = shard.map.find(key);
+  if (it == shard.map.end()) return false;
+  const bool live = now < it->second.expires_at;
+  // The timer goes under the same lock as the entry: a concurrent Set of
+  // this key either comes before (and is deleted) or after (and re-arms).
+  wheel_.RemoveTimer(key);
+  EraseLocked(shard, it);
+  return live;
+}
+
+template <typename K, typename V, typename Hash, typename KeyEqual>
+template <typename Fetch>
+V Cache<K, V, Hash, KeyEqual>::Take(const K& key, Fetch&& fetch) {
+  const TimePoint now = clock_.Now();
+  const std::size_t hash = Hash{}(key);
+  Shard& shard = ShardFor(hash);
+  std::unique_lock lock(shard.mutex);
+  if (Entry* entry = FindLiveLocked(shard, key, now)) {
+    ++shard.counts.hits;
+    return entry->value;
+  }
+  ++shard.counts.misses;
+  if (auto it = shard.fetches.find(key); it != shard.fetches.end()) {
+    std::shared_future<V> pending = it->second;
+    lock.unlock();
+    return pending.get();  // a copy, or the fetcher's exception
+  }
+  std::promise<V> promise;
+  shard.fetches.emplace(key, promise.get_future().share());
+  lock.unlock();
+  try {
+    V value = std::forward<Fetch>(fetch)();
+    lock.lock();
+    // Cached and no longer in flight in one step: a Get right after this
+    // Take sees the value.
+    shard.fetches.erase(key);
+    SetLocked(shard, key, hash, value, ttl_, clock_.Now());
+    lock.unlock();
+    promise.set_value(value);
+    return value;
+  } catch (...) {
+    if (!lock.owns_lock()) lock.lock();
+    shard.fetches.erase(key);
+    lock.unlock();
+    promise.set_exception(std::current_exception());
+    throw;
+  }
+}
+
+template <typename K, typename V, typename Hash, typename KeyEqual>
+CacheStats Cache<K, V, Hash, KeyEqual>::stats() const {
+  CacheStats total;
+  for (const Shard& shard : shards_) {
+    std::lock_guard lock(shard.mutex);
+    total.hits += shard.counts.hits;
+    total.misses += shard.counts.misses;
+    total.evictions += shard.counts.evictions;
+    total.expirations += shard.counts.expirations;
+    total.size += shard.map.size();
+  }
+  return total;
+}
+
+template <typename K, typename V, typename Hash, typename KeyEqual>
+std::size_t Cache<K, V, Hash, KeyEqual>::size() const {
+  std::size_t size = 0;
+  for (const Shard& shard : shards_) {
+    std::lock_guard lock(shard.mutex);
+    size += shard.map.size();
+  }
+  return size;
+}
+
+template <typename K, typename V, typename Hash, typename KeyEqual>
+auto Cache<K, V, Hash, KeyEqual>::FindLiveLocked(Shard& shard, const K& key,
+                                                 TimePoint now) -> Entry* {
+  auto it = shard.map.find(key);
+  if (it == shard.map.end()) return nullptr;
+  if (now >= it->second.expires_at) {
+    // Expired, its timer not yet run: never returned; freed now.
+    wheel_.RemoveTimer(key);
+    EraseLocked(shard, it);
+    ++shard.counts.expirations;
+    return nullptr;
+  }
+  if (shard.limit != 0) shard.lru.MoveToFront(&*it);
+  return &it->second;
+}
+
+template <typename K, typename V, typename Hash, typename KeyEqual>
+void Cache<K, V, Hash, KeyEqual>::SetLocked(Shard& shard, const K& key,
+                                            std::size_t hash, V value,
+                                            Duration ttl, TimePoint now) {
+  const Duration ttl_jittered = Jittered(hash, ttl);
+  const TimePoint expires_at = now + ttl_jittered;
+  if (auto it = shard.map.find(key); it != shard.map.end()) {
+    Entry& entry = it->second;
+    // A later expiry leaves the timer alone (no wheel operation): when it
+    // fires early, Expire re-arms it for the rest. An earlier one moves it.
+    if (expires_at < entry.timer_at) {
+      wheel_.SetTimer(key, NoValue{}, ttl_jittered);
+      entry.timer_at = expires_at;
+    }
+    entry.value = std::move(value);
+    entry.expires_at = expires_at;
+    if (shard.limit != 0) shard.lru.MoveToFront(&*it);
+    return;
+  }
+  // The timer first: if storing the entry then fails, a timer without an
+  // entry is harmless; an entry without a timer would never be freed. The
+  // wheel reads the clock after `now`, so the timer never fires before
+  // expires_at.
+  wheel_.SetTimer(key, NoValue{}, ttl_jittered);
+  auto it = shard.map
+                .emplace(key, Entry{std::move(value),
+                                    expires_at,
+                                    /*timer_at=*/expires_at,
+                                    {}})
+                .first;
+  if (shard.limit == 0) return;
+  shard.lru.PushFront(&*it);
+  if (shard.map.size() > shard.limit) {
+    Node* oldest = shard.lru.oldest();
+    wheel_.RemoveTimer(oldest->first);
+    EraseLocked(shard, shard.map.find(oldest->first));
+    ++shard.counts.evictions;
+  }
+}
+
+template <typename K, typename V, typename Hash, typename KeyEqual>
+void Cache<K, V, Hash, KeyEqual>::EraseLocked(Shard& shard,
+                                              typename Map::iterator it) {
+  if (shard.limit != 0) shard.lru.Remove(&*it);
+  shard.map.erase(it);
+}
+
+template <typename K, typename V, typename Hash, typename KeyEqual>
+Duration Cache<K, V, Hash, KeyEqual>::Jittered(std::size_t hash,
+                                               Duration ttl) const {
+  if (jitter_ == 0.0) return ttl;
+  // splitmix64's finalizer: independent of the bits that chose the shard.
+  std::uint64_t h = hash;
+  h ^= h >> 30;
+  h *= 0xbf58476d1ce4e5b9ULL;
+  h ^= h >> 27;
+  h *= 0x94d049bb133111ebULL;
+  h ^= h >> 31;
+  const double unit = static_cast<double>(h >> 11) * 0x1.0p-53;  // [0, 1)
+  const double factor = 1.0 - jitter_ + 2.0 * jitter_ * unit;
+  // Clamped so that now + ttl cannot overflow.
+  const double ns = std::min(static_cast<double>(ttl.count()) * factor,
+                             static_cast<double>(Duration::max().count() / 4));
+  return std::max(Duration(static_cast<Duration::rep>(ns)), Duration(1));
+}
+
+template <typename K, typename V, typename Hash, typename KeyEqual>
+void Cache<K, V, Hash, KeyEqual>::Expire(const K& key) {
+  const std::size_t hash = Hash{}(key);
+  Shard& shard = ShardFor(hash);
+  std::lock_guard lock(shard.mutex);
+  auto it = shard.map.find(key);
+  if (it == shard.map.end()) return;
+  const TimePoint now = clock_.Now();
+  Entry& entry = it->second;
+  if (now < entry.expires_at) {
+    // Set moved the expiry on since the timer was armed: follow it.
+    wheel_.SetTimer(key, NoValue{}, entry.expires_at - now);
+    entry.timer_at = entry.expires_at;
+    return;
+  }
+  EraseLocked(shard, it);
+  ++shard.counts.expirations;
+}
+
+template <typename K, typename V, typename Hash, typename KeyEqual>
+void Cache<K, V, Hash, KeyEqual>::Report() {
+  const CacheStats now = stats();
+  CacheStats interval = now;
+  interval.hits -= reported_.hits;
+  interval.misses -= reported_.misses;
+  interval.evictions -= reported_.evictions;
+  interval.expirations -= reported_.expirations;
+  reported_ = now;
+  if (report_) {
+    report_(interval);
+    return;
+  }
+  std::fprintf(stderr,
+               "tickwheel cache(%s): lookups %llu, hit ratio %.1f%%, "
+               "elements %zu, hits %llu, misses %llu, evictions %llu, "
+               "expirations %llu\n",
+               name_.c_str(),
+               static_cast<unsigned long long>(interval.hits + interval.misses),
+               100.0 * interval.hit_ratio(), interval.size,
+               static_cast<unsigned long long>(interval.hits),
+               static_cast<unsigned long long>(interval.misses),
+               static_cast<unsigned long long>(interval.evictions),
+               static_cast<unsigned long long>(interval.expirations));
+}
+
+}  // namespace tickwheel
+
+#endif  // TICKWHEEL_CACHE_H_

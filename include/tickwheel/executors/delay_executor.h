@@ -1,0 +1,76 @@
+// DelayExecutor: runs a function once, a fixed delay after it is triggered,
+// however many times it is triggered meanwhile.
+#ifndef TICKWHEEL_EXECUTORS_DELAY_EXECUTOR_H_
+#define TICKWHEEL_EXECUTORS_DELAY_EXECUTOR_H_
+
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+#include "tickwheel/clock.h"
+#include "tickwheel/internal/on_demand_thread.h"
+#include "tickwheel/time.h"
+
+namespace tickwheel {
+
+struct DelayExecutorOptions {
+  // nullptr means SystemClock::Instance(). Must outlive the executor.
+  Clock* clock = nullptr;
+  // Receives what `fn` throws, on the executor's thread. Empty: one line on
+  // stderr. Either way later triggers still run `fn`.
+  std::function<void(std::exception_ptr)> on_error = nullptr;
+};
+
+// DelayExecutor is go-zero's DelayExecutor: Trigger schedules one run of `fn`
+// `delay` after the trigger; triggers while a run is pending are coalesced
+// into it (the delay counts from the first of them). A trigger while `fn` is
+// running schedules the next run, which starts `delay` after that trigger or
+// when the current run ends, whichever is later: runs never overlap.
+//
+// A thread exists only while a run is pending or running. The destructor
+// runs a pending run at once (no trigger is lost) and waits for it; triggers
+// from then on (from `fn` itself) are ignored.
+//
+// Thread safety: Trigger may be called from any thread, including from `fn`.
+// Cost: Trigger is O(1) under a mutex; it starts a thread when none exists.
+//
+//   DelayExecutor save([&] { config.WriteToDisk(); }, 1s);
+//   save.Trigger();  // many changes within a second: one write
+class DelayExecutor {
+ public:
+  // Throws std::invalid_argument if `fn` is empty or `delay` is negative.
+  DelayExecutor(std::function<void()> fn, Duration delay,
+                DelayExecutorOptions options = {});
+  // REQUIRES: not called from `fn`.
+  ~DelayExecutor();
+
+  DelayExecutor(const DelayExecutor&) = delete;
+  DelayExecutor& operator=(const DelayExecutor&) = delete;
+
+  // Schedules a run `delay` from now, unless one is already pending. Returns
+  // true if this call scheduled it, false if it joined a pending one (or the
+  // executor is being destroyed). May
+  // throw std::system_error if the thread cannot start (nothing is then
+  // pending).
+  bool Trigger();
+
+ private:
+  void Run();
+
+  const std::function<void()> fn_;
+  const Duration delay_;
+  Clock& clock_;
+  const std::function<void(std::exception_ptr)> on_error_;
+
+  std::mutex mutex_;
+  // All guarded by mutex_:
+  bool pending_ = false;  // a run is scheduled at due_
+  TimePoint due_;
+  bool stopping_ = false;
+  internal::OnDemandThread thread_;
+};
+
+}  // namespace tickwheel
+
+#endif  // TICKWHEEL_EXECUTORS_DELAY_EXECUTOR_H_

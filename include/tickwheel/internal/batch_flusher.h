@@ -1,0 +1,132 @@
+// The engine of PeriodicalExecutor: batches, ordering, waiting, and the
+// background thread that flushes on a clock. Not templated on the task type.
+#ifndef TICKWHEEL_INTERNAL_BATCH_FLUSHER_H_
+#define TICKWHEEL_INTERNAL_BATCH_FLUSHER_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <utility>
+
+#include "tickwheel/clock.h"
+#include "tickwheel/internal/batch_job.h"
+#include "tickwheel/internal/on_demand_thread.h"
+#include "tickwheel/time.h"
+
+namespace tickwheel::internal {
+
+// BatchFlusher turns "the container has tasks" into executed batches. The
+// owner keeps the container and gives BatchFlusher `take_batch`, which
+// BatchFlusher calls under its own lock to empty the container into a job.
+//
+// Every batch gets a sequence number when it is taken out of the container.
+// Unless `concurrent_batches`, a batch starts only when every batch with a
+// smaller number has finished: batches run one at a time, in the order their
+// tasks were added, whichever thread runs them. A batch that throws is
+// reported and counts as finished.
+//
+// The flusher thread starts with the first Add, takes full batches that Adds
+// hand it, flushes on every tick of `interval` (unless it ran a handed-over
+// batch since the previous tick), and ends at the first tick at least
+// kIdleRounds intervals after its last batch when nothing is left; the next
+// Add starts a new one. Its Sleeper exists exactly as long as the thread, so
+// a ManualClock waits for it only while it runs.
+//
+// Thread safety: all methods may be called from any thread.
+class BatchFlusher {
+ public:
+  static constexpr int kIdleRounds = 10;
+  // Full batches that may wait for the flusher thread before Add blocks.
+  static constexpr std::uint64_t kWaitingBatches = 16;
+
+  // Called under the flusher's lock: empties the container into a job, or
+  // returns an empty job if there was nothing.
+  using TakeBatch = std::function<BatchJob()>;
+  using ErrorHandler = std::function<void(std::exception_ptr)>;
+
+  // `name` (static storage) names the executor in error reports.
+  // REQUIRES: interval > 0; `clock` outlives this.
+  BatchFlusher(Duration interval, TakeBatch take_batch, Clock& clock,
+               ErrorHandler on_error, bool concurrent_batches,
+               const char* name);
+  // REQUIRES: Shutdown() has returned.
+  ~BatchFlusher();
+
+  BatchFlusher(const BatchFlusher&) = delete;
+  BatchFlusher& operator=(const BatchFlusher&) = delete;
+
+  // The lock that guards the owner's container. Add is:
+  //   auto lock = flusher.Lock();
+  //   bool full = container.AddTask(task);
+  //   flusher.Added(std::move(lock), full);
+  std::unique_lock<std::mutex> Lock() { return std::unique_lock(mutex_); }
+
+  // Starts the flusher thread if it is not running. If `full`, takes the
+  // batch and queues it for the flusher thread; blocks while more than
+  // kWaitingBatches batches (this one included) wait in that queue
+  // (back-pressure: a slow batch slows the producers down). Called from
+  // inside a batch of this flusher, it does not block.
+  // REQUIRES: `lock` is a lock from Lock(), held.
+  void Added(std::unique_lock<std::mutex> lock, bool full);
+
+  // Takes what the container holds and runs it on the calling thread (after
+  // the batches taken before it, unless concurrent). Returns false if the
+  // container was empty. Throws std::logic_error if called from inside a
+  // batch of this flusher.
+  bool Flush();
+
+  // Flush, then returns once every batch taken before it has finished.
+  // Throws std::logic_error if called from inside a batch of this flusher.
+  void Wait();
+
+  // Ends the flusher thread (after the batches handed to it), then runs
+  // every task left, including tasks that those last batches add.
+  // REQUIRES: no other call is in progress or follows; not called from
+  // inside a batch of this flusher.
+  void Shutdown();
+
+  bool flusher_running() const {
+    std::lock_guard lock(mutex_);
+    return thread_.running();
+  }
+
+ private:
+  void RunFlusher(TimePoint first_tick);
+  // Takes the container's tasks as batch number `*seq`; empty if none.
+  BatchJob TakeLocked(std::uint64_t* seq);
+  // Runs batch `seq` in its turn and marks it finished.
+  void RunBatch(BatchJob& job, std::uint64_t seq);
+  void ThrowIfInsideBatch(const char* method) const;
+
+  const Duration interval_;
+  const TakeBatch take_batch_;
+  Clock& clock_;
+  const ErrorHandler on_error_;
+  const bool concurrent_batches_;
+  const char* const name_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable queue_space_;     // the thread took queued batches
+  std::condition_variable batch_finished_;  // first_unfinished_ moved on
+  // All guarded by mutex_:
+  std::uint64_t next_seq_ = 0;  // number of the next batch taken
+  // Batches numbered from first_unfinished_ on have not all finished;
+  // finished_[i] says whether batch first_unfinished_ + i has.
+  std::uint64_t first_unfinished_ = 0;
+  std::deque<bool> finished_;
+  std::deque<std::pair<std::uint64_t, BatchJob>> handoffs_;  // for the thread
+  std::uint64_t handoffs_taken_ = 0;   // by the flusher thread, ever
+  std::uint64_t handoffs_posted_ = 0;  // by Added, ever
+  bool asleep_ = false;  // the flusher thread sleeps or is about to
+  bool stopping_ = false;
+  OnDemandThread thread_;  // the flusher
+};
+
+}  // namespace tickwheel::internal
+
+#endif  // TICKWHEEL_INTERNAL_BATCH_FLUSHER_H_

@@ -1,0 +1,200 @@
+#include "tickwheel/internal/batch_flusher.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "tickwheel/internal/report_error.h"
+
+namespace tickwheel::internal {
+namespace {
+
+// The flusher whose batch the current thread is running, if any.
+thread_local const BatchFlusher* running_batch_of = nullptr;
+
+// Marks the current thread as running a batch of `flusher` (nesting works:
+// a batch of one executor may run a batch of another).
+class InsideBatch {
+ public:
+  explicit InsideBatch(const BatchFlusher* flusher) : saved_(running_batch_of) {
+    running_batch_of = flusher;
+  }
+  ~InsideBatch() { running_batch_of = saved_; }
+  InsideBatch(const InsideBatch&) = delete;
+  InsideBatch& operator=(const InsideBatch&) = delete;
+
+ private:
+  const BatchFlusher* const saved_;
+};
+
+}  // namespace
+
+BatchFlusher::BatchFlusher(Duration interval, TakeBatch take_batch,
+                           Clock& clock, ErrorHandler on_error,
+                           bool concurrent_batches, const char* name)
+    : interval_(interval),
+      take_batch_(std::move(take_batch)),
+      clock_(clock),
+      on_error_(std::move(on_error)),
+      concurrent_batches_(concurrent_batches),
+      name_(name),
+      thread_(clock) {}
+
+BatchFlusher::~BatchFlusher() = default;
+
+void BatchFlusher::Added(std::unique_lock<std::mutex> lock, bool full) {
+  std::thread ended;
+  if (!thread_.running() && !stopping_) {
+    // The first tick is read before Add returns: a ManualClock advanced
+    // after the Add counts from here.
+    const TimePoint first_tick = clock_.Now() + interval_;
+    ended = thread_.StartLocked([this, first_tick] { RunFlusher(first_tick); });
+  }
+  // Without a flusher thread (only while shutting down) a full batch stays
+  // in the container for Shutdown's final flush.
+  if (full && thread_.running()) {
+    std::uint64_t seq = 0;
+    if (BatchJob job = TakeLocked(&seq)) {
+      handoffs_.emplace_back(seq, std::move(job));
+      const std::uint64_t ticket = handoffs_posted_++;
+      // Awake, the thread looks at handoffs_ before it sleeps again.
+      if (asleep_) {
+        asleep_ = false;
+        thread_.WakeLocked();
+      }
+      // From inside a batch, waiting could wait for ourselves.
+      if (running_batch_of != this) {
+        queue_space_.wait(
+            lock, [&] { return ticket < handoffs_taken_ + kWaitingBatches; });
+      }
+    }
+  }
+  lock.unlock();
+  if (ended.joinable()) ended.join();
+}
+
+void BatchFlusher::RunFlusher(TimePoint next_tick) {
+  TimePoint last_batch = next_tick - interval_;
+  bool ran_handoff = false;  // since the previous tick
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    if (!handoffs_.empty()) {
+      // All queued batches at once: one critical section for many batches.
+      std::deque<std::pair<std::uint64_t, BatchJob>> batches;
+      batches.swap(handoffs_);
+      handoffs_taken_ += batches.size();
+      queue_space_.notify_all();
+      ran_handoff = true;
+      lock.unlock();
+      for (auto& [seq, job] : batches) RunBatch(job, seq);
+      lock.lock();
+      last_batch = clock_.Now();
+      continue;
+    }
+    if (stopping_) break;
+    const TimePoint now = clock_.Now();
+    if (now >= next_tick) {
+      // The next tick after `now`; missed ticks are skipped, not bursted.
+      next_tick += interval_ * ((now - next_tick) / interval_ + 1);
+      if (ran_handoff) {
+        ran_handoff = false;
+      } else {
+        std::uint64_t seq = 0;
+        if (BatchJob job = TakeLocked(&seq)) {
+          lock.unlock();
+          RunBatch(job, seq);
+          lock.lock();
+          last_batch = clock_.Now();
+          continue;
+        }
+        if (now - last_batch >= kIdleRounds * interval_) break;
+      }
+    }
+    Sleeper& sleeper = thread_.sleeper();
+    const std::uint64_t token = sleeper.token();
+    asleep_ = true;
+    lock.unlock();
+    sleeper.SleepUntil(next_tick, token);
+    lock.lock();
+    asleep_ = false;
+  }
+  // Ending under the lock: an Add after this starts a new thread, and one
+  // before it has seen the container non-empty or handed us its batch.
+  thread_.EndedLocked();
+}
+
+BatchJob BatchFlusher::TakeLocked(std::uint64_t* seq) {
+  BatchJob job = take_batch_();
+  if (job) {
+    *seq = next_seq_++;
+    finished_.push_back(false);
+  }
+  return job;
+}
+
+void BatchFlusher::RunBatch(BatchJob& job, std::uint64_t seq) {
+  if (!concurrent_batches_) {
+    std::unique_lock lock(mutex_);
+    batch_finished_.wait(lock, [&] { return first_unfinished_ == seq; });
+  }
+  {
+    InsideBatch inside(this);
+    try {
+      job();
+    } catch (...) {
+      ReportError(name_, on_error_, std::current_exception());
+    }
+    job = BatchJob();  // the tasks are destroyed before the batch finishes
+  }
+  std::lock_guard lock(mutex_);
+  finished_[seq - first_unfinished_] = true;
+  while (!finished_.empty() && finished_.front()) {
+    finished_.pop_front();
+    ++first_unfinished_;
+  }
+  batch_finished_.notify_all();
+}
+
+bool BatchFlusher::Flush() {
+  ThrowIfInsideBatch("Flush");
+  std::uint64_t seq = 0;
+  BatchJob job;
+  {
+    std::lock_guard lock(mutex_);
+    job = TakeLocked(&seq);
+  }
+  if (!job) return false;
+  RunBatch(job, seq);
+  return true;
+}
+
+void BatchFlusher::Wait() {
+  ThrowIfInsideBatch("Wait");
+  Flush();
+  std::unique_lock lock(mutex_);
+  const std::uint64_t bound = next_seq_;
+  batch_finished_.wait(lock, [&] { return first_unfinished_ >= bound; });
+}
+
+void BatchFlusher::Shutdown() {
+  std::thread flusher;
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+    thread_.WakeLocked();
+    flusher = thread_.TakeLocked();
+  }
+  if (flusher.joinable()) flusher.join();
+  Wait();
+  // Batches may have added tasks while they ran; nothing is left behind.
+  while (Flush()) {
+  }
+}
+
+void BatchFlusher::ThrowIfInsideBatch(const char* method) const {
+  if (running_batch_of == this) {
+    throw std::logic_error(std::string("tickwheel::") + name_ + "::" + method +
+                           " called from inside one of its own batches");
+  }
+}
+
+}  // namespace tickwheel::internal

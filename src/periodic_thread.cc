@@ -1,0 +1,42 @@
+#include "tickwheel/internal/periodic_thread.h"
+
+#include <utility>
+
+namespace tickwheel::internal {
+
+PeriodicThread::PeriodicThread(Clock& clock, Duration period,
+                               std::function<void()> fn)
+    : clock_(clock),
+      period_(period),
+      fn_(std::move(fn)),
+      sleeper_(clock.NewSleeper()),
+      thread_([this, first = clock.Now() + period] { Run(first); }) {}
+
+PeriodicThread::~PeriodicThread() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  sleeper_->Wake();
+  thread_.join();
+}
+
+void PeriodicThread::Run(TimePoint next) {
+  for (;;) {
+    std::uint64_t token;
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;
+      token = sleeper_->token();
+    }
+    const TimePoint now = clock_.Now();
+    if (now >= next) {
+      fn_();
+      next += period_ * ((now - next) / period_ + 1);
+      continue;
+    }
+    sleeper_->SleepUntil(next, token);
+  }
+}
+
+}  // namespace tickwheel::internal
