@@ -1,4 +1,5 @@
-// How executors report an exception thrown by user code they ran.
+// How the runtime reports an exception thrown by user code it ran (timer
+// callbacks, executor batches).
 #ifndef TICKWHEEL_INTERNAL_REPORT_ERROR_H_
 #define TICKWHEEL_INTERNAL_REPORT_ERROR_H_
 

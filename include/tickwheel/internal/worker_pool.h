@@ -4,7 +4,6 @@
 
 #include <condition_variable>
 #include <cstddef>
-#include <cstdio>
 #include <deque>
 #include <exception>
 #include <functional>
@@ -15,12 +14,9 @@
 #include <utility>
 #include <vector>
 
-namespace tickwheel::internal {
+#include "tickwheel/internal/report_error.h"
 
-// Reports an exception escaping a callback: to `on_error` if set, else to
-// stderr prefixed by `who`.
-void ReportCallbackError(const std::function<void(std::exception_ptr)>& on_error,
-                         const char* who, std::exception_ptr error) noexcept;
+namespace tickwheel::internal {
 
 // The pool whose worker is running on this thread, if any.
 inline thread_local const void* current_worker_pool = nullptr;
@@ -121,7 +117,7 @@ class WorkerPool {
         try {
           run_(item);
         } catch (...) {
-          ReportCallbackError(on_error_, who_, std::current_exception());
+          ReportError(who_, on_error_, std::current_exception());
         }
       }  // the item is destroyed under no lock
       lock.lock();
