@@ -2,6 +2,7 @@
 #ifndef TICKWHEEL_EXAMPLES_COMMON_FLAGS_H_
 #define TICKWHEEL_EXAMPLES_COMMON_FLAGS_H_
 
+#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
@@ -12,7 +13,8 @@
 namespace tickwheel::examples {
 
 // Flags binds flag names to variables; Parse fills them from argv. Bad input
-// throws std::invalid_argument naming the flag and listing the known ones.
+// throws std::invalid_argument naming the flag and listing the known ones;
+// --help (or -h) prints the flags and exits.
 //
 //   long long rows = 1000;
 //   Flags().Positive("--rows", &rows).Parse(argc, argv);
@@ -31,6 +33,11 @@ class Flags {
   void Parse(int argc, char** argv) const {
     for (int i = 1; i < argc; i += 2) {
       const std::string_view name = argv[i];
+      if (name == "--help" || name == "-h") {
+        std::printf("usage: %s [flag value]...\nflags:%s\n", argv[0],
+                    Names().c_str());
+        std::exit(0);
+      }
       const Flag* flag = Find(name);
       if (flag == nullptr) {
         throw std::invalid_argument("unknown flag " + std::string(name) +
