@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <new>
@@ -107,6 +108,13 @@ class Wheel {
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
 
+  // Makes room in the slab for `n` timers (counting pending ones) and
+  // touches that memory now, so that Schedule up to `n` neither allocates a
+  // slab chunk nor takes a page fault for its node (slots still grow as they
+  // fill). Never shrinks. Throws std::length_error if `n` >= 2^32, or
+  // std::bad_alloc.
+  void Reserve(std::size_t n);
+
   // Verifies every internal invariant in O(size + slots); throws
   // std::logic_error naming the first violation. A debugging aid for tests.
   void CheckInvariants() const;
@@ -201,6 +209,7 @@ class Wheel {
   }
   bool InDueList(const Node& node) const { return node.slot >= kDueSlot; }
 
+  void AddChunk();  // REQUIRES: num_chunks_ < kMaxChunks
   std::uint32_t AllocateNode();
   void FreeNode(std::uint32_t index, Node& node) noexcept;
   void File(std::uint32_t index, Node& node);
@@ -379,16 +388,33 @@ std::uint32_t Wheel<T>::AllocateNode() {
   if (allocated_ == std::numeric_limits<std::uint32_t>::max()) {
     throw std::length_error("Wheel: more than 2^32-1 timers");
   }
-  if (allocated_ == ChunkBase(num_chunks_)) {
-    chunks_[num_chunks_] = static_cast<Node*>(internal::AllocateLarge(
-        ChunkCapacity(num_chunks_) * sizeof(Node), alignof(Node)));
-    chunk_base_[num_chunks_] = ChunkBase(num_chunks_);
-    ++num_chunks_;
-  }
+  if (allocated_ == ChunkBase(num_chunks_)) AddChunk();
   const std::uint32_t index = allocated_++;
   Node* node = new (&At(index)) Node;
   node->generation = 1;
   return index;
+}
+
+template <typename T>
+void Wheel<T>::AddChunk() {
+  chunks_[num_chunks_] = static_cast<Node*>(internal::AllocateLarge(
+      ChunkCapacity(num_chunks_) * sizeof(Node), alignof(Node)));
+  chunk_base_[num_chunks_] = ChunkBase(num_chunks_);
+  ++num_chunks_;
+}
+
+template <typename T>
+void Wheel<T>::Reserve(std::size_t n) {
+  if (n >= std::size_t{1} << 32) {
+    throw std::length_error("Wheel::Reserve: " + std::to_string(n) +
+                            " timers, more than 2^32-1");
+  }
+  while (num_chunks_ < kMaxChunks && ChunkBase(num_chunks_) < n) {
+    AddChunk();
+    // Raw storage: nodes are constructed when first handed out.
+    std::memset(static_cast<void*>(chunks_[num_chunks_ - 1]), 0,
+                ChunkCapacity(num_chunks_ - 1) * sizeof(Node));
+  }
 }
 
 template <typename T>
