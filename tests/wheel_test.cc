@@ -344,5 +344,64 @@ TEST(WheelTest, NextDeadlineIsNeverLaterThanTheEarliestDueTime) {
   EXPECT_EQ(*wheel.NextDeadline(), kOrigin + milliseconds(7));
 }
 
+// Reserve only moves the slab's growth forward: timers scheduled into the
+// reserved room, and beyond it, behave as without it.
+TEST(WheelTest, ReserveChangesNothingButWhenTheSlabGrows) {
+  Wheel<int> wheel(milliseconds(1), kOrigin);
+  wheel.Reserve(10'000);
+  wheel.Reserve(100);  // never shrinks
+  EXPECT_TRUE(wheel.empty());
+  std::mt19937 rng(3);
+  std::vector<int> due_ms(12'000);
+  for (int i = 0; i < 12'000; ++i) {
+    due_ms[i] = static_cast<int>(rng() % 1000) + 1;
+    wheel.Schedule(kOrigin + milliseconds(due_ms[i]), i);
+  }
+  EXPECT_NO_THROW(wheel.CheckInvariants());
+  std::size_t fired = 0;
+  for (int ms = 1; ms <= 1000; ++ms) {
+    wheel.Advance(kOrigin + milliseconds(ms), [&](int i) {
+      EXPECT_EQ(due_ms[i], ms) << "timer " << i;
+      ++fired;
+    });
+  }
+  EXPECT_EQ(fired, 12'000u);
+  EXPECT_NO_THROW(wheel.CheckInvariants());
+}
+
+TEST(WheelTest, ReserveBeyondTheIdSpaceIsRefused) {
+  Wheel<int> wheel(milliseconds(1), kOrigin);
+  EXPECT_THROW(wheel.Reserve(std::size_t{1} << 32), std::length_error);
+  EXPECT_TRUE(wheel.empty());
+}
+
+// 100k timers due within 300 ms, time moving a millisecond at a time: the
+// big level-1 slots are moved down a share per Advance (spread cascades).
+// Every timer still fires exactly at its tick.
+TEST(WheelTest, DenseBurstFiresEachTimerAtItsTick) {
+  Wheel<int> wheel(milliseconds(1), kOrigin + nanoseconds(123'456));
+  std::mt19937 rng(11);
+  std::vector<int> due_ms(100'000);
+  for (int i = 0; i < 100'000; ++i) {
+    due_ms[i] = static_cast<int>(rng() % 300) + 1;
+    wheel.Schedule(kOrigin + milliseconds(due_ms[i]), i);
+  }
+  std::vector<int> fired_at(100'000, -1);
+  for (int ms = 0; ms <= 301; ++ms) {
+    wheel.Advance(kOrigin + milliseconds(ms) + nanoseconds(123'456),
+                  [&](int i) {
+                    EXPECT_EQ(fired_at[i], -1) << "timer " << i << " twice";
+                    fired_at[i] = ms;
+                  });
+    if (ms % 37 == 0) {
+      ASSERT_NO_THROW(wheel.CheckInvariants());
+    }
+  }
+  for (int i = 0; i < 100'000; ++i) {
+    ASSERT_EQ(fired_at[i], due_ms[i]) << "timer " << i;
+  }
+  EXPECT_TRUE(wheel.empty());
+}
+
 }  // namespace
 }  // namespace tickwheel

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <new>
@@ -29,10 +30,19 @@ namespace tickwheel {
 //
 // Time is counted in ticks since `origin`. A deadline is filed at the tick it
 // rounds up to, so a timer never fires early and fires at most one tick late.
-// Eleven levels of 64 slots cover every 63-bit tick count: from zero to
-// centuries at a nanosecond tick, with no loss of precision. An occupancy
-// bitmap per level finds the next non-empty slot in a few instructions, so
-// Advance over a gap of any length costs O(levels), not O(ticks).
+// Level l has slots of 64^l ticks; eleven levels cover every 63-bit tick
+// count: from zero to centuries at a nanosecond tick, with no loss of
+// precision. An occupancy bitmap per level finds the next non-empty slot in
+// a few instructions, so Advance over a gap of any length costs O(levels),
+// not O(ticks).
+//
+// Each level is a ring of 128 slots: two revolutions of 64, the current one
+// and the next. A slot of level l+1 that will come up at the end of level
+// l's current revolution can therefore be moved down into level l's next
+// revolution ahead of time, and Advance does that a fraction at a time,
+// in proportion to the time that passes (a spread cascade). Moving a big
+// slot down at once stalled one Advance for milliseconds (213k timers when
+// 1M are due within 300 ms); spread, each Advance moves its share.
 //
 // Thread safety: none; a Wheel belongs to one thread.
 // Memory: each timer is one slab node (24 bytes plus the payload, rounded up
@@ -40,9 +50,10 @@ namespace tickwheel {
 // timers leave stale indices behind until their slot is processed or
 // compacted (at most as many as live ones, per slot). No allocation per call
 // once the slab and slots have grown to the working set.
-// Cost: Schedule, Cancel and Reschedule O(1); Advance O(levels) per call plus
-// O(1) per timer fired, and per timer moved down a level (at most one move
-// per level over a timer's life, plus one per lazy Reschedule).
+// Cost: Schedule, Cancel and Reschedule O(1); Advance O(levels) per call and
+// per slot it reaches, plus O(1) per timer fired, and per timer moved down a
+// level (at most one move per level over a timer's life, plus one per lazy
+// Reschedule).
 //
 //   Wheel<int> wheel(1ms, clock.Now());
 //   TimerId id = wheel.Schedule(clock.Now() + 50ms, 7);
@@ -97,6 +108,13 @@ class Wheel {
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
 
+  // Makes room in the slab for `n` timers (counting pending ones) and
+  // touches that memory now, so that Schedule up to `n` neither allocates a
+  // slab chunk nor takes a page fault for its node (slots still grow as they
+  // fill). Never shrinks. Throws std::length_error if `n` >= 2^32, or
+  // std::bad_alloc.
+  void Reserve(std::size_t n);
+
   // Verifies every internal invariant in O(size + slots); throws
   // std::logic_error naming the first violation. A debugging aid for tests.
   void CheckInvariants() const;
@@ -104,10 +122,12 @@ class Wheel {
  private:
   using Tick = std::uint64_t;
 
+  // A level's slots are 2^kSlotBits times longer than the level below's; a
+  // level's ring holds two revolutions of them.
   static constexpr unsigned kSlotBits = 6;
-  static constexpr std::uint32_t kSlotsPerLevel = 1u << kSlotBits;
+  static constexpr std::uint32_t kSlotsPerLevel = 2u << kSlotBits;
   static constexpr unsigned kLevels = 11;  // 66 bits cover 63-bit ticks
-  // Slot numbers: level * 64 + digit for the wheel, then two due lists (a
+  // Slot numbers: level * 128 + digit for the wheel, then two due lists (a
   // timer already due waits there; Advance flips between them so timers made
   // due by callbacks wait for the next call), then a marker for free nodes.
   static constexpr std::uint16_t kDueSlot = kLevels * kSlotsPerLevel;
@@ -140,9 +160,14 @@ class Wheel {
 
   using SlotList =
       std::vector<std::uint32_t, internal::HugePageAllocator<std::uint32_t>>;
+  // Occupancy of one level's ring: bit d for digit d.
+  __extension__ typedef unsigned __int128 RingMask;
 
   static std::int64_t CheckedTick(Duration tick);
-  static unsigned LevelOf(std::uint16_t slot) { return slot >> kSlotBits; }
+  static unsigned LevelOf(std::uint16_t slot) { return slot / kSlotsPerLevel; }
+  static unsigned DigitOf(std::uint16_t slot) { return slot % kSlotsPerLevel; }
+  static unsigned Shift(unsigned level) { return kSlotBits * level; }
+  static RingMask Bit(unsigned digit) { return RingMask{1} << digit; }
 
   static std::uint32_t ChunkBase(unsigned chunk) {
     return chunk == 0 ? 0 : kChunkSize << (chunk - 1);
@@ -167,12 +192,24 @@ class Wheel {
     return TimePoint(Duration(origin_ns_ + static_cast<std::int64_t>(tick) *
                                                tick_ns_));
   }
+  // Slots are numbered by their start / 64^level; level `level` holds those
+  // numbered from FirstSlotNumber(level) (the earliest starting at or after
+  // now) to 127 more, each at digit number % 128. Slots that start at now
+  // are those Advance is about to process: two levels can have one each.
+  Tick FirstSlotNumber(unsigned level) const {
+    return now_tick_ == 0 ? 0 : ((now_tick_ - 1) >> Shift(level)) + 1;
+  }
   Tick SlotStart(std::uint16_t slot) const;
+  // The occupied slot of `level` that starts first. REQUIRES: one is.
+  std::uint16_t FirstOccupiedSlot(unsigned level) const;
+  // The occupied slot, at any level, that starts first. REQUIRES: one is.
+  std::uint16_t EarliestSlot() const;
   std::uint16_t DueSlotNow() const {
     return static_cast<std::uint16_t>(kDueSlot + due_now_);
   }
   bool InDueList(const Node& node) const { return node.slot >= kDueSlot; }
 
+  void AddChunk();  // REQUIRES: num_chunks_ < kMaxChunks
   std::uint32_t AllocateNode();
   void FreeNode(std::uint32_t index, Node& node) noexcept;
   void File(std::uint32_t index, Node& node);
@@ -195,6 +232,11 @@ class Wheel {
   // After a throw at position `failed` of `slot`, re-files the entries not
   // yet processed and empties the slot.
   void RefileRest(std::uint16_t slot, std::size_t failed);
+  // Moves, at each level above 0, a share of the slot that comes up at the
+  // end of the level below's current revolution down into that level's
+  // next revolution: its remaining entries times the fraction of the time
+  // left before it comes up that passed since `previous_tick`.
+  void SpreadCascades(Tick previous_tick);
 
   const std::int64_t tick_ns_;
   const std::int64_t origin_ns_;
@@ -208,7 +250,7 @@ class Wheel {
   std::size_t size_ = 0;
   std::uint16_t processing_ = kFreeSlot;  // the slot Advance is walking
 
-  std::uint64_t occupied_[kLevels] = {};  // bit d: slot d of the level
+  RingMask occupied_[kLevels] = {};       // bit d: slot d of the level
   std::uint32_t occupied_levels_ = 0;     // bit l: occupied_[l] != 0
   SlotList slots_[kNumSlots];
   std::uint32_t stale_[kNumSlots] = {};  // stale entries in each slot
@@ -281,10 +323,47 @@ typename Wheel<T>::Tick Wheel<T>::NowTick(TimePoint now) const {
 
 template <typename T>
 typename Wheel<T>::Tick Wheel<T>::SlotStart(std::uint16_t slot) const {
-  const unsigned shift = kSlotBits * LevelOf(slot);
-  const unsigned above = shift + kSlotBits;
-  const Tick prefix = above < 64 ? (now_tick_ >> above) << above : 0;
-  return prefix | (Tick{slot & (kSlotsPerLevel - 1u)} << shift);
+  const unsigned level = LevelOf(slot);
+  const Tick first = FirstSlotNumber(level);
+  return (first + ((DigitOf(slot) - first) & (kSlotsPerLevel - 1)))
+         << Shift(level);
+}
+
+template <typename T>
+std::uint16_t Wheel<T>::FirstOccupiedSlot(unsigned level) const {
+  // Rotate the ring so that the first slot's digit is bit 0.
+  const unsigned from =
+      static_cast<unsigned>(FirstSlotNumber(level) % kSlotsPerLevel);
+  const RingMask ring = occupied_[level];
+  const RingMask rotated =
+      from == 0 ? ring : (ring >> from) | (ring << (kSlotsPerLevel - from));
+  const auto low = static_cast<std::uint64_t>(rotated);
+  const unsigned offset =
+      low != 0 ? static_cast<unsigned>(std::countr_zero(low))
+               : 64 + static_cast<unsigned>(std::countr_zero(
+                          static_cast<std::uint64_t>(rotated >> 64)));
+  return static_cast<std::uint16_t>(level * kSlotsPerLevel +
+                                    (from + offset) % kSlotsPerLevel);
+}
+
+template <typename T>
+std::uint16_t Wheel<T>::EarliestSlot() const {
+  std::uint32_t levels = occupied_levels_;
+  std::uint16_t best = FirstOccupiedSlot(
+      static_cast<unsigned>(std::countr_zero(levels)));
+  Tick best_start = SlotStart(best);
+  levels &= levels - 1;
+  while (levels != 0) {
+    const std::uint16_t slot =
+        FirstOccupiedSlot(static_cast<unsigned>(std::countr_zero(levels)));
+    const Tick start = SlotStart(slot);
+    if (start < best_start) {
+      best = slot;
+      best_start = start;
+    }
+    levels &= levels - 1;
+  }
+  return best;
 }
 
 template <typename T>
@@ -309,16 +388,33 @@ std::uint32_t Wheel<T>::AllocateNode() {
   if (allocated_ == std::numeric_limits<std::uint32_t>::max()) {
     throw std::length_error("Wheel: more than 2^32-1 timers");
   }
-  if (allocated_ == ChunkBase(num_chunks_)) {
-    chunks_[num_chunks_] = static_cast<Node*>(internal::AllocateLarge(
-        ChunkCapacity(num_chunks_) * sizeof(Node), alignof(Node)));
-    chunk_base_[num_chunks_] = ChunkBase(num_chunks_);
-    ++num_chunks_;
-  }
+  if (allocated_ == ChunkBase(num_chunks_)) AddChunk();
   const std::uint32_t index = allocated_++;
   Node* node = new (&At(index)) Node;
   node->generation = 1;
   return index;
+}
+
+template <typename T>
+void Wheel<T>::AddChunk() {
+  chunks_[num_chunks_] = static_cast<Node*>(internal::AllocateLarge(
+      ChunkCapacity(num_chunks_) * sizeof(Node), alignof(Node)));
+  chunk_base_[num_chunks_] = ChunkBase(num_chunks_);
+  ++num_chunks_;
+}
+
+template <typename T>
+void Wheel<T>::Reserve(std::size_t n) {
+  if (n >= std::size_t{1} << 32) {
+    throw std::length_error("Wheel::Reserve: " + std::to_string(n) +
+                            " timers, more than 2^32-1");
+  }
+  while (num_chunks_ < kMaxChunks && ChunkBase(num_chunks_) < n) {
+    AddChunk();
+    // Raw storage: nodes are constructed when first handed out.
+    std::memset(static_cast<void*>(chunks_[num_chunks_ - 1]), 0,
+                ChunkCapacity(num_chunks_ - 1) * sizeof(Node));
+  }
 }
 
 template <typename T>
@@ -342,20 +438,27 @@ void Wheel<T>::File(std::uint32_t index, Node& node) {
     node.pos = static_cast<std::uint32_t>(slots_[slot].size() - 1);
     return;
   }
-  // The highest digit where deadline and now differ picks the level; the
-  // deadline's digit there picks the slot, which therefore starts after
-  // now_tick_ and no later than the deadline.
-  const Tick diff = node.deadline ^ now_tick_;
-  const unsigned level =
-      static_cast<unsigned>(63 - std::countl_zero(diff)) / kSlotBits;
-  const unsigned digit =
-      static_cast<unsigned>(node.deadline >> (kSlotBits * level)) &
-      (kSlotsPerLevel - 1);
+  // The lowest level whose two revolutions reach the deadline: the deadline's
+  // number at the level above is now's or the next. At the highest 6-bit
+  // digit where deadline and now differ the numbers are equal, so that
+  // level qualifies; lower levels may too, when the deadline is just past a
+  // carry. The slot chosen starts no later than the deadline, and after now:
+  // at level 0 it is the deadline; above, its number is at least now's + 2.
+  const Tick deadline = node.deadline;
+  unsigned level =
+      static_cast<unsigned>(63 - std::countl_zero(deadline ^ now_tick_)) /
+      kSlotBits;
+  while (level > 0 &&
+         (deadline >> Shift(level)) - (now_tick_ >> Shift(level)) <= 1) {
+    --level;
+  }
+  const auto digit =
+      static_cast<unsigned>((deadline >> Shift(level)) % kSlotsPerLevel);
   const auto slot = static_cast<std::uint16_t>(level * kSlotsPerLevel + digit);
   slots_[slot].push_back(index);
   node.slot = slot;
   node.pos = static_cast<std::uint32_t>(slots_[slot].size() - 1);
-  occupied_[level] |= std::uint64_t{1} << digit;
+  occupied_[level] |= Bit(digit);
   occupied_levels_ |= 1u << level;
 }
 
@@ -363,7 +466,7 @@ template <typename T>
 void Wheel<T>::MarkEmpty(std::uint16_t slot) noexcept {
   if (slot >= kDueSlot) return;
   const unsigned level = LevelOf(slot);
-  occupied_[level] &= ~(std::uint64_t{1} << (slot & (kSlotsPerLevel - 1)));
+  occupied_[level] &= ~Bit(DigitOf(slot));
   if (occupied_[level] == 0) occupied_levels_ &= ~(1u << level);
 }
 
@@ -541,6 +644,7 @@ std::size_t Wheel<T>::Advance(TimePoint now, F&& on_expire) {
   } guard{advancing_};
   advancing_ = true;
 
+  const Tick previous_tick = now_tick_;
   const Tick target = std::max(NowTick(now), now_tick_);
   // Timers that were already due when this call began; those made due from
   // here on go to the other list and wait for the next call.
@@ -548,21 +652,60 @@ std::size_t Wheel<T>::Advance(TimePoint now, F&& on_expire) {
   due_now_ ^= 1;
   std::size_t fired = slots_[due].empty() ? 0 : ProcessSlot(due, on_expire);
 
+  // Slots in order of their start; slots that start together may come in
+  // either order, as each fires the timers due at its start and files the
+  // rest into slots that start later.
   while (occupied_levels_ != 0) {
-    // The lowest occupied level holds the earliest slots, and within a level
-    // every occupied digit lies after now's, so the lowest set bit is next.
-    const unsigned level =
-        static_cast<unsigned>(std::countr_zero(occupied_levels_));
-    const unsigned digit =
-        static_cast<unsigned>(std::countr_zero(occupied_[level]));
-    const auto slot = static_cast<std::uint16_t>(level * kSlotsPerLevel + digit);
+    const std::uint16_t slot = EarliestSlot();
     const Tick start = SlotStart(slot);
     if (start > target) break;
     now_tick_ = start;
     fired += ProcessSlot(slot, on_expire);
   }
   now_tick_ = target;
+  if (target != previous_tick && (occupied_levels_ >> 1) != 0) {
+    SpreadCascades(previous_tick);
+  }
   return fired;
+}
+
+template <typename T>
+void Wheel<T>::SpreadCascades(Tick previous_tick) {
+  // From the top down, so that what one level moves into the next revolution
+  // of the level below is spread there too if it lands in the slot that
+  // comes up next.
+  for (unsigned level = kLevels - 1; level > 0; --level) {
+    if (((occupied_levels_ >> level) & 1) == 0) continue;
+    const Tick number = (now_tick_ >> Shift(level)) + 1;  // starts after now
+    const auto slot = static_cast<std::uint16_t>(
+        level * kSlotsPerLevel + number % kSlotsPerLevel);
+    if ((occupied_[level] & Bit(DigitOf(slot))) == 0) continue;
+    // The slot became the next one to come up at `became_next`, one slot
+    // length before its start; share out its entries evenly over the time
+    // from then (or from the previous Advance, if later) to its start.
+    const Tick start = number << Shift(level);
+    const Tick became_next = start - (Tick{1} << Shift(level));
+    const Tick from = std::max(previous_tick, became_next);
+    const Tick left = start - from;
+    const Tick passed = now_tick_ - from;
+    SlotList& list = slots_[slot];
+    __extension__ typedef unsigned __int128 Wide;
+    const auto share = static_cast<std::size_t>(
+        (Wide{list.size()} * passed + left - 1) / left);
+    // From the back, so the entries that stay keep their positions. A live
+    // entry is filed first (which may throw, leaving it in place) and then
+    // dropped; a stale one was counted as stale.
+    for (std::size_t moved = 0; moved < share && !list.empty(); ++moved) {
+      const std::uint32_t index = list.back();
+      if (IsLive(slot, list.size() - 1)) {
+        File(index, At(index));
+      } else {
+        --stale_[slot];
+      }
+      list.pop_back();
+    }
+    if (stale_[slot] == list.size()) Clear(slot);  // nothing live is left
+  }
 }
 
 template <typename T>
@@ -571,12 +714,7 @@ std::optional<TimePoint> Wheel<T>::NextDeadline() const {
     return TimeOf(now_tick_);
   }
   if (occupied_levels_ == 0) return std::nullopt;
-  const unsigned level =
-      static_cast<unsigned>(std::countr_zero(occupied_levels_));
-  const unsigned digit =
-      static_cast<unsigned>(std::countr_zero(occupied_[level]));
-  return TimeOf(
-      SlotStart(static_cast<std::uint16_t>(level * kSlotsPerLevel + digit)));
+  return TimeOf(SlotStart(EarliestSlot()));
 }
 
 template <typename T>
@@ -613,7 +751,7 @@ void Wheel<T>::CheckInvariants() const {
     }
     if (slot < kDueSlot) {
       const unsigned level = LevelOf(slot);
-      const bool bit = (occupied_[level] >> (slot % kSlotsPerLevel)) & 1;
+      const bool bit = (occupied_[level] & Bit(DigitOf(slot))) != 0;
       if (bit == list.empty()) {
         fail("occupancy bit of slot " + std::to_string(slot) + " is " +
              std::to_string(bit) + " with " + std::to_string(list.size()) +
