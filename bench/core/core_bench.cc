@@ -7,7 +7,8 @@
 //              [--seed 1] [--idle-seconds 10] [--fire-window-ms 300]
 //
 // Workloads: fill, memory (and fill_cold, the fill it is measured on),
-// move, cancel, fire, idle.
+// move, cancel, fire, idle, conns (the demo's idle connections; it runs for
+// --idle-seconds too).
 // Rows: backend,n,metric,value.
 #include <cstdio>
 #include <cstdlib>
@@ -90,6 +91,12 @@ void Run(const Options& o) {
       Row(o, name, at(q));
     }
   }
+  if (o.workloads.count("conns")) {
+    const ConnectionsResult r = Connections<B>(
+        o.n, static_cast<std::int64_t>(o.idle_seconds * 1e9), rng);
+    Row(o, "conns_cpu_percent", r.cpu_percent);
+    Row(o, "conns_moves_per_s", r.moves_per_second);
+  }
   if (o.workloads.count("idle")) {
     Row(o, "idle_cpu_percent",
         Idle<B>(o.n, static_cast<std::int64_t>(o.idle_seconds * 1e9), rng));
@@ -101,7 +108,7 @@ int Usage(const char* error) {
   std::fprintf(stderr,
                "core_bench: %s\nusage: core_bench --backend "
                "tickwheel|go-zero-wheel|go-zero-wheel-slab|indexed-heap|libevent|libuv|libev|asio "
-               "--n N [--workloads fill,memory,move,cancel,fire,idle] "
+               "--n N [--workloads fill,memory,move,cancel,fire,idle,conns] "
                "[--seed S] [--idle-seconds S] [--fire-window-ms MS]\n",
                error);
   return 2;
@@ -126,7 +133,7 @@ int Main(int argc, char** argv) {
       std::stringstream list(value);
       for (std::string w; std::getline(list, w, ',');) {
         if (w != "fill" && w != "memory" && w != "move" && w != "cancel" &&
-            w != "fire" && w != "idle") {
+            w != "fire" && w != "idle" && w != "conns") {
           return Usage(("unknown workload '" + w + "'").c_str());
         }
         o.workloads.insert(w);
