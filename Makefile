@@ -1,5 +1,7 @@
 # tickwheel: the two commands are `make run` and `make test`.
 #   make run [ARGS="..."]   install what is missing, build (Release), run
+#                           `tickwheel serve` on 127.0.0.1:8080 with ./data
+#   make demo [ARGS="..."]  the library demo (1M connections with heartbeats)
 #   make test               install, build, run every test, then the
 #                           sanitizer builds (ASan+UBSan, TSan)
 #   make bench [QUICK=1]    benchmarks against peers; regenerates docs
@@ -23,7 +25,7 @@ build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
 run: build
-	./$(BUILD)/tickwheel demo $(ARGS)
+	./$(BUILD)/tickwheel serve --listen 127.0.0.1:8080 --data-dir ./data $(ARGS)
 
 demo: build
 	./$(BUILD)/tickwheel demo $(ARGS)

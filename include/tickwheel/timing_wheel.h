@@ -13,11 +13,12 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
-#include <unordered_map>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "tickwheel/clock.h"
+#include "tickwheel/internal/flat_map.h"
 #include "tickwheel/internal/timer_thread.h"
 #include "tickwheel/internal/worker_pool.h"
 #include "tickwheel/time.h"
@@ -54,10 +55,14 @@ struct TimingWheelOptions {
 //
 // Thread safety: all methods may be called from any thread, including from
 // inside `execute` (it runs under no lock of the wheel).
-// Cost: SetTimer, MoveTimer, RemoveTimer O(1) (a hash lookup and a Wheel
-// operation under one shard's lock); one background thread sleeps until the
-// next deadline, never ticking through empty time.
-// Memory: a hash-map node (key, value, id) plus a 32-byte wheel node per key.
+// Cost: SetTimer, MoveTimer, RemoveTimer O(1) (a lookup in an open-addressing
+// map and a Wheel operation under one shard's lock); firing a key costs one
+// more lookup. One background thread sleeps until the next deadline, never
+// ticking through empty time.
+// Memory: per key, a map entry (key, value, 8-byte id) in an array at most
+// 3/4 full, plus a wheel node holding a copy of the key (24 bytes + key).
+// REQUIRES: Key and Value are nothrow-move-constructible and Key is
+// copyable.
 //
 //   TimingWheel<int, Conn*> idle(1s, [](const int& fd, Conn* const& c) {
 //     c->Close();
@@ -106,21 +111,28 @@ class TimingWheel {
   std::size_t size() const;
 
  private:
+  static_assert(std::is_nothrow_move_constructible_v<Key> &&
+                    std::is_nothrow_move_constructible_v<Value>,
+                "TimingWheel moves keys and values inside its map");
+
   struct Entry {
-    Entry(Value v, TimerId t) : value(std::move(v)), timer(t) {}
     Value value;
     TimerId timer;
   };
-  using Map = std::unordered_map<Key, Entry, Hash, KeyEqual>;
-  using Node = typename Map::value_type;
+  using Map = internal::FlatMap<Key, Entry, Hash, KeyEqual>;
+  // A fired key on its way to `execute`.
+  struct Fired {
+    Key key;
+    Value value;
+  };
 
-  // One lock, one wheel and the keys that hash here. The wheel's payload
-  // points at the key's map node (stable: unordered_map never moves nodes).
+  // One lock, one wheel and the keys that hash here. The wheel's payload is
+  // the key (map entries move, so the wheel cannot point at them).
   struct Shard {
     Shard(Duration tick, TimePoint origin) : wheel(tick, origin) {}
     mutable std::mutex mutex;
-    Wheel<Node*> wheel;  // guarded by mutex
-    Map map;             // guarded by mutex
+    Wheel<Key> wheel;  // guarded by mutex
+    Map map;           // guarded by mutex
     bool stopped = false;  // guarded by mutex
   };
 
@@ -143,7 +155,7 @@ class TimingWheel {
   Clock& clock_;
   const Execute execute_;
   const std::vector<std::unique_ptr<Shard>> shards_;
-  internal::WorkerPool<typename Map::node_type> pool_;  // runs execute_
+  internal::WorkerPool<Fired> pool_;  // runs execute_
   std::mutex stop_mutex_;  // serializes the first half of Stop
   internal::TimerThread thread_;  // last: starts once everything exists
 };
@@ -182,9 +194,7 @@ TimingWheel<Key, Value, Hash, KeyEqual>::TimingWheel(Duration interval,
                              "TimingWheel: execute must not be empty")),
       shards_(MakeShards(options.shards, interval, clock_.Now())),
       pool_(options.workers,
-            [this](typename Map::node_type& fired) {
-              execute_(fired.key(), fired.mapped().value);
-            },
+            [this](Fired& fired) { execute_(fired.key, fired.value); },
             std::move(options.on_error), "TimingWheel"),
       thread_(clock_, [this](TimePoint now) { return AdvanceAll(now); }) {}
 
@@ -201,18 +211,19 @@ bool TimingWheel<Key, Value, Hash, KeyEqual>::SetTimer(const Key& key,
   Shard& shard = ShardFor(key);
   std::lock_guard lock(shard.mutex);
   if (shard.stopped) return false;
-  // try_emplace leaves `value` alone when the key exists.
-  auto [it, inserted] = shard.map.try_emplace(key, std::move(value), TimerId());
-  if (inserted) {
+  // The wheel first: if it throws, the map is untouched.
+  typename Map::Entry* entry = shard.map.Find(key);
+  if (entry == nullptr) {
+    const TimerId timer = shard.wheel.Schedule(deadline, key);
     try {
-      it->second.timer = shard.wheel.Schedule(deadline, &*it);
+      shard.map.TryEmplace(key, [&] { return Entry{std::move(value), timer}; });
     } catch (...) {
-      shard.map.erase(it);
+      shard.wheel.Cancel(timer);
       throw;
     }
   } else {
-    it->second.value = std::move(value);
-    shard.wheel.Reschedule(it->second.timer, deadline);
+    shard.wheel.Reschedule(entry->mapped.timer, deadline);
+    entry->mapped.value = std::move(value);
   }
   // Under the lock, so that Stop (which takes every shard lock first) never
   // races with a Notify.
@@ -227,9 +238,9 @@ bool TimingWheel<Key, Value, Hash, KeyEqual>::MoveTimer(const Key& key,
   Shard& shard = ShardFor(key);
   std::lock_guard lock(shard.mutex);
   if (shard.stopped) return false;
-  auto it = shard.map.find(key);
-  if (it == shard.map.end()) return false;
-  shard.wheel.Reschedule(it->second.timer, deadline);
+  typename Map::Entry* entry = shard.map.Find(key);
+  if (entry == nullptr) return false;
+  shard.wheel.Reschedule(entry->mapped.timer, deadline);
   thread_.Notify(deadline);
   return true;
 }
@@ -239,40 +250,43 @@ bool TimingWheel<Key, Value, Hash, KeyEqual>::RemoveTimer(const Key& key) {
   Shard& shard = ShardFor(key);
   std::lock_guard lock(shard.mutex);
   if (shard.stopped) return false;
-  auto it = shard.map.find(key);
-  if (it == shard.map.end()) return false;
-  shard.wheel.Cancel(it->second.timer);
-  shard.map.erase(it);
+  std::optional<typename Map::Entry> removed = shard.map.Extract(key);
+  if (!removed) return false;
+  shard.wheel.Cancel(removed->mapped.timer);
   return true;
 }
 
 template <typename Key, typename Value, typename Hash, typename KeyEqual>
 bool TimingWheel<Key, Value, Hash, KeyEqual>::Drain(
     const std::function<void(const Key&, const Value&)>& fn) {
-  std::vector<typename Map::node_type> drained;
+  std::vector<Fired> drained;
   for (const std::unique_ptr<Shard>& shard : shards_) {
     std::lock_guard lock(shard->mutex);
     if (shard->stopped) return false;
-    for (auto it = shard->map.begin(); it != shard->map.end();) {
-      shard->wheel.Cancel(it->second.timer);
-      drained.push_back(shard->map.extract(it++));
-    }
+    drained.reserve(drained.size() + shard->map.size());
+    shard->map.ForEach([&](typename Map::Entry& entry) {
+      shard->wheel.Cancel(entry.mapped.timer);
+      drained.push_back(
+          Fired{std::move(entry.key), std::move(entry.mapped.value)});
+    });
+    shard->map.Clear();
   }
-  for (auto& node : drained) fn(node.key(), node.mapped().value);
+  for (Fired& pair : drained) fn(pair.key, pair.value);
   return true;
 }
 
 template <typename Key, typename Value, typename Hash, typename KeyEqual>
 std::optional<TimePoint> TimingWheel<Key, Value, Hash, KeyEqual>::AdvanceAll(
     TimePoint now) {
-  std::vector<typename Map::node_type> due;
+  std::vector<Fired> due;
   std::optional<TimePoint> next;
   for (const std::unique_ptr<Shard>& shard : shards_) {
     std::lock_guard lock(shard->mutex);
-    shard->wheel.Advance(now, [&](Node* node) {
+    shard->wheel.Advance(now, [&](Key&& key) {
       // The key leaves the map now, under the lock: from here on it is not
       // pending, and RemoveTimer / MoveTimer of it return false.
-      due.push_back(shard->map.extract(node->first));
+      std::optional<typename Map::Entry> entry = shard->map.Extract(key);
+      due.push_back(Fired{std::move(key), std::move(entry->mapped.value)});
     });
     if (auto shard_next = shard->wheel.NextDeadline()) {
       if (!next || *shard_next < *next) next = shard_next;
@@ -293,8 +307,10 @@ void TimingWheel<Key, Value, Hash, KeyEqual>::Stop() {
     thread_.Stop();
     for (const std::unique_ptr<Shard>& shard : shards_) {
       std::lock_guard lock(shard->mutex);
-      for (auto& [key, entry] : shard->map) shard->wheel.Cancel(entry.timer);
-      shard->map.clear();
+      shard->map.ForEach([&](typename Map::Entry& entry) {
+        shard->wheel.Cancel(entry.mapped.timer);
+      });
+      shard->map.Clear();
     }
   }
   // Not under stop_mutex_: two execute calls may Stop at once, and each

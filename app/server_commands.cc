@@ -1,0 +1,223 @@
+#include "server_commands.h"
+
+#include <CLI/CLI.hpp>
+#include <boost/json.hpp>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "cli/blocking_http_client.h"
+#include "duration_flag.h"
+#include "serve.h"
+
+namespace tickwheel::app {
+
+namespace json = boost::json;
+using server::BlockingHttpClient;
+using server::HttpCallResult;
+
+namespace {
+
+// A CLI11 validator-transform for durations ("30s", "250ms").
+CLI::Validator DurationCheck() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (!ParseDuration(text)) {
+          return "\"" + text + "\" is not a duration (e.g. 30s, 250ms, 2h)";
+        }
+        return "";
+      },
+      "DURATION");
+}
+
+std::chrono::milliseconds Ms(const std::string& text) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(*ParseDuration(text));
+}
+
+// Prints the answer: the body on success (exit 0), the error's message
+// otherwise (exit 1).
+int Report(const HttpCallResult& r) {
+  if (r.status == 0) {
+    std::fprintf(stderr, "tickwheel: %s\n", r.error.c_str());
+    return 1;
+  }
+  boost::system::error_code ec;
+  json::value v = json::parse(r.body, ec);
+  if (r.status >= 200 && r.status < 300) {
+    std::printf("%s\n", r.body.c_str());
+    return 0;
+  }
+  if (!ec && v.is_object() && v.as_object().contains("error")) {
+    const auto& e = v.at("error").as_object();
+    std::fprintf(stderr, "tickwheel: HTTP %d %s: %s\n", r.status,
+                 json::value_to<std::string>(e.at("code")).c_str(),
+                 json::value_to<std::string>(e.at("message")).c_str());
+  } else {
+    std::fprintf(stderr, "tickwheel: HTTP %d: %s\n", r.status, r.body.c_str());
+  }
+  return 1;
+}
+
+void AddServe(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<server::ServeOptions>();
+  auto flags = std::make_shared<std::map<std::string, std::string>>(
+      std::map<std::string, std::string>{{"window", "60s"},
+                                         {"backoff", "1s"},
+                                         {"delivery-timeout", "10s"},
+                                         {"horizon", "3650d"},
+                                         {"drain-timeout", "30s"}});
+  CLI::App* cmd = app.add_subcommand(
+      "serve", "Run the durable timer server (HTTP API, embedded RocksDB store)");
+  cmd->add_option("--listen", options->listen, "host:port to listen on")
+      ->capture_default_str();
+  cmd->add_option("--data-dir", options->data_dir, "where the store keeps its files")
+      ->capture_default_str();
+  cmd->add_option("--postgres", options->postgres,
+                  "PostgreSQL URL for cluster mode (not supported yet)");
+  cmd->add_option("--nats", options->nats, "NATS URL for NATS targets (not supported yet)");
+  cmd->add_option("--threads", options->threads, "HTTP server threads")
+      ->capture_default_str()->check(CLI::Range(1, 64));
+  cmd->add_option("--window", (*flags)["window"],
+                  "look-ahead: timers due within it are kept in memory")
+      ->capture_default_str()->check(DurationCheck());
+  cmd->add_option("--max-window-timers", options->scheduler.max_window_timers,
+                  "at most this many timers in memory")
+      ->capture_default_str()->check(CLI::Range(1000, 100'000'000));
+  cmd->add_option("--max-attempts", options->limits.default_max_attempts,
+                  "default delivery attempts per timer (before it is a dead letter)")
+      ->capture_default_str()->check(CLI::Range(1, 100));
+  cmd->add_option("--backoff", (*flags)["backoff"],
+                  "default first retry delay (doubles per attempt, with jitter)")
+      ->capture_default_str()->check(DurationCheck());
+  cmd->add_option("--delivery-timeout", (*flags)["delivery-timeout"],
+                  "timeout of one webhook attempt")
+      ->capture_default_str()->check(DurationCheck());
+  cmd->add_option("--max-connections-per-host", options->webhook.max_connections_per_host,
+                  "webhook connections (concurrent attempts) per target host")
+      ->capture_default_str()->check(CLI::Range(1, 10000));
+  cmd->add_option("--payload-limit", options->limits.payload_limit,
+                  "largest payload in bytes (serialized JSON)")
+      ->capture_default_str()->check(CLI::Range(1, 64 << 20));
+  cmd->add_option("--max-batch", options->limits.max_batch, "most timers per batch request")
+      ->capture_default_str()->check(CLI::Range(1, 1'000'000));
+  cmd->add_option("--body-limit", options->http.body_limit, "largest request body in bytes")
+      ->capture_default_str();
+  cmd->add_option("--horizon", (*flags)["horizon"], "latest fire time accepted, from now")
+      ->capture_default_str()->check(DurationCheck());
+  cmd->add_option("--drain-timeout", (*flags)["drain-timeout"],
+                  "on SIGTERM, how long to wait for attempts in flight")
+      ->capture_default_str()->check(DurationCheck());
+  cmd->add_option("--log-level", options->log_level, "trace, debug, info, warn, error")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+  cmd->callback([options, flags, &exit_code] {
+    options->scheduler.window = Ms((*flags)["window"]);
+    options->limits.default_backoff_ms =
+        static_cast<std::uint32_t>(std::max<std::int64_t>(1, Ms((*flags)["backoff"]).count()));
+    options->webhook.timeout = Ms((*flags)["delivery-timeout"]);
+    options->limits.horizon_ms = Ms((*flags)["horizon"]).count();
+    options->drain_timeout = Ms((*flags)["drain-timeout"]);
+    if (options->scheduler.window.count() < 100) {
+      throw CLI::ValidationError("--window", "must be at least 100ms");
+    }
+    exit_code = server::RunServe(*options);
+  });
+}
+
+struct ClientFlags {
+  std::string server = "127.0.0.1:8080";
+};
+
+void AddClientCommands(CLI::App& app, int& exit_code) {
+  auto common = std::make_shared<ClientFlags>();
+  auto server_flag = [common](CLI::App* cmd) {
+    cmd->add_option("--server", common->server, "the server's host:port")
+        ->capture_default_str();
+  };
+
+  struct AddFlags {
+    std::string in, url, payload, id;
+    std::int64_t at = -1;
+    int max_attempts = 0;
+  };
+  auto add = std::make_shared<AddFlags>();
+  CLI::App* add_cmd = app.add_subcommand("add", "Create a timer on a server");
+  server_flag(add_cmd);
+  auto* in_opt = add_cmd->add_option("--in", add->in, "fire after this long (e.g. 30s)")
+                     ->check(DurationCheck());
+  add_cmd->add_option("--at", add->at, "fire at this Unix time in ms")->excludes(in_opt);
+  add_cmd->add_option("--url", add->url, "webhook to POST to")->required();
+  add_cmd->add_option("--payload", add->payload, "JSON payload");
+  add_cmd->add_option("--id", add->id, "the timer's id (default: generated)");
+  add_cmd->add_option("--max-attempts", add->max_attempts, "delivery attempts")
+      ->check(CLI::Range(1, 100));
+  add_cmd->callback([add, common, &exit_code] {
+    json::object body;
+    if (!add->id.empty()) body["id"] = add->id;
+    if (add->at >= 0) {
+      body["fire_at_ms"] = add->at;
+    } else {
+      body["delay_ms"] = add->in.empty() ? 0 : Ms(add->in).count();
+    }
+    body["target"] = json::object{{"url", add->url}};
+    if (!add->payload.empty()) {
+      boost::system::error_code ec;
+      json::value payload = json::parse(add->payload, ec);
+      if (ec) {
+        std::fprintf(stderr, "tickwheel: --payload is not valid JSON: %s\n",
+                     ec.message().c_str());
+        exit_code = 2;
+        return;
+      }
+      body["payload"] = std::move(payload);
+    }
+    if (add->max_attempts > 0) body["retry"] = json::object{{"max_attempts", add->max_attempts}};
+    BlockingHttpClient client(common->server);
+    exit_code = Report(client.Call("POST", "/v1/timers", json::serialize(body)));
+  });
+
+  auto id = std::make_shared<std::string>();
+  CLI::App* get_cmd = app.add_subcommand("get", "Show a timer");
+  server_flag(get_cmd);
+  get_cmd->add_option("id", *id, "the timer's id")->required();
+  get_cmd->callback([id, common, &exit_code] {
+    BlockingHttpClient client(common->server);
+    exit_code = Report(client.Call("GET", "/v1/timers/" + *id));
+  });
+
+  auto cancel_id = std::make_shared<std::string>();
+  CLI::App* cancel_cmd = app.add_subcommand("cancel", "Cancel a pending timer");
+  server_flag(cancel_cmd);
+  cancel_cmd->add_option("id", *cancel_id, "the timer's id")->required();
+  cancel_cmd->callback([cancel_id, common, &exit_code] {
+    BlockingHttpClient client(common->server);
+    exit_code = Report(client.Call("DELETE", "/v1/timers/" + *cancel_id));
+  });
+
+  struct LsFlags {
+    std::string state = "pending";
+    int limit = 100;
+  };
+  auto ls = std::make_shared<LsFlags>();
+  CLI::App* ls_cmd = app.add_subcommand("ls", "List timers in a state");
+  server_flag(ls_cmd);
+  ls_cmd->add_option("--state", ls->state, "pending, delivering, delivered, failed, cancelled")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"pending", "delivering", "delivered", "failed", "cancelled"}));
+  ls_cmd->add_option("--limit", ls->limit, "at most this many")
+      ->capture_default_str()->check(CLI::Range(1, 1000));
+  ls_cmd->callback([ls, common, &exit_code] {
+    BlockingHttpClient client(common->server);
+    exit_code = Report(client.Call(
+        "GET", "/v1/timers?state=" + ls->state + "&limit=" + std::to_string(ls->limit)));
+  });
+}
+
+}  // namespace
+
+void RegisterServerCommands(CLI::App& app, int& exit_code) {
+  AddServe(app, exit_code);
+  AddClientCommands(app, exit_code);
+}
+
+}  // namespace tickwheel::app

@@ -1,0 +1,87 @@
+#include "metrics.h"
+
+#include <cstdio>
+
+namespace tickwheel::server {
+
+void MsHistogram::Observe(double ms) {
+  std::size_t i = 0;
+  while (i < kBounds.size() && ms > kBounds[i]) ++i;
+  buckets_[i].fetch_add(1, std::memory_order_relaxed);
+  count_.fetch_add(1, std::memory_order_relaxed);
+  sum_us_.fetch_add(static_cast<std::uint64_t>(ms < 0 ? 0 : ms * 1000),
+                    std::memory_order_relaxed);
+}
+
+void MsHistogram::Render(std::string& out, const char* name,
+                         const char* help) const {
+  char line[256];
+  std::snprintf(line, sizeof line, "# HELP %s %s\n# TYPE %s histogram\n", name,
+                help, name);
+  out += line;
+  std::uint64_t cumulative = 0;
+  for (std::size_t i = 0; i < kBounds.size(); ++i) {
+    cumulative += buckets_[i].load(std::memory_order_relaxed);
+    std::snprintf(line, sizeof line, "%s_bucket{le=\"%g\"} %llu\n", name,
+                  kBounds[i] / 1000.0,
+                  static_cast<unsigned long long>(cumulative));
+    out += line;
+  }
+  cumulative += buckets_[kBounds.size()].load(std::memory_order_relaxed);
+  std::snprintf(line, sizeof line,
+                "%s_bucket{le=\"+Inf\"} %llu\n%s_sum %.6f\n%s_count %llu\n",
+                name, static_cast<unsigned long long>(cumulative), name,
+                static_cast<double>(sum_us_.load()) / 1e6, name,
+                static_cast<unsigned long long>(count_.load()));
+  out += line;
+}
+
+double MsHistogram::QuantileUpperBound(double q) const {
+  const double total = static_cast<double>(count_.load());
+  if (total == 0) return 0;
+  double cumulative = 0;
+  for (std::size_t i = 0; i < kBounds.size(); ++i) {
+    cumulative += static_cast<double>(buckets_[i].load());
+    if (cumulative >= q * total) return kBounds[i];
+  }
+  return 1e300;
+}
+
+namespace {
+void Counter(std::string& out, const char* name, const char* help,
+             std::uint64_t value) {
+  char line[320];
+  std::snprintf(line, sizeof line, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n",
+                name, help, name, name, static_cast<unsigned long long>(value));
+  out += line;
+}
+}  // namespace
+
+std::string Metrics::Render(
+    const std::function<void(std::string&)>& gauges) const {
+  std::string out;
+  gauges(out);
+  Counter(out, "tickwheel_timers_created_total", "Timers created (acknowledged durable).", created);
+  Counter(out, "tickwheel_timers_fired_total", "Delivery attempts started.", fired);
+  Counter(out, "tickwheel_timers_delivered_total", "Timers delivered (2xx).", delivered);
+  Counter(out, "tickwheel_timers_retried_total", "Failed attempts scheduled for a retry.", retried);
+  Counter(out, "tickwheel_timers_failed_total", "Timers that became dead letters.", failed);
+  Counter(out, "tickwheel_timers_cancelled_total", "Timers cancelled.", cancelled);
+  Counter(out, "tickwheel_timers_rescheduled_total", "Timers rescheduled.", rescheduled);
+  Counter(out, "tickwheel_duplicates_after_recovery_total",
+          "Attempts of timers that were in flight when the previous process stopped (possible duplicates).",
+          duplicates_after_recovery);
+  Counter(out, "tickwheel_http_requests_total", "API requests answered.", http_requests);
+  Counter(out, "tickwheel_http_client_errors_total", "API requests answered 4xx.", http_client_errors);
+  Counter(out, "tickwheel_store_groups_total", "Store group commits.", store_groups);
+  Counter(out, "tickwheel_store_group_mutations_total", "Mutations written by group commits.", store_group_mutations);
+  delivery_latency.Render(out, "tickwheel_delivery_latency_seconds",
+                          "Webhook request sent to response read.");
+  lateness.Render(out, "tickwheel_lateness_seconds",
+                  "Due time to the start of the attempt (wall clock).");
+  store_write.Render(out, "tickwheel_store_write_seconds",
+                     "One group write to the store, fsync included.");
+  return out;
+}
+
+}  // namespace tickwheel::server

@@ -1,0 +1,58 @@
+// The server's counters and histograms, and their Prometheus text form.
+#ifndef TICKWHEEL_SERVER_METRICS_H_
+#define TICKWHEEL_SERVER_METRICS_H_
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace tickwheel::server {
+
+// A histogram of millisecond values with fixed buckets (0.5 ms .. 60 s).
+// Thread safety: Observe from any thread; lock-free.
+class MsHistogram {
+ public:
+  static constexpr std::array<double, 16> kBounds = {
+      0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000,
+      30000, 60000};
+  void Observe(double ms);
+  // Appends the Prometheus lines for metric `name` (with `help`).
+  void Render(std::string& out, const char* name, const char* help) const;
+  // The smallest bucket bound with at least `q` of observations below it
+  // (an upper bound on the quantile); +Inf as 1e300.
+  double QuantileUpperBound(double q) const;
+
+ private:
+  std::array<std::atomic<std::uint64_t>, kBounds.size() + 1> buckets_{};
+  std::atomic<std::uint64_t> count_{0};
+  std::atomic<std::uint64_t> sum_us_{0};
+};
+
+// Everything /metrics shows. Counters only go up.
+struct Metrics {
+  std::atomic<std::uint64_t> created{0};
+  std::atomic<std::uint64_t> fired{0};  // attempts started
+  std::atomic<std::uint64_t> delivered{0};
+  std::atomic<std::uint64_t> retried{0};
+  std::atomic<std::uint64_t> failed{0};  // became dead letters
+  std::atomic<std::uint64_t> cancelled{0};
+  std::atomic<std::uint64_t> rescheduled{0};
+  std::atomic<std::uint64_t> duplicates_after_recovery{0};
+  std::atomic<std::uint64_t> http_requests{0};
+  std::atomic<std::uint64_t> http_client_errors{0};  // 4xx answered
+  MsHistogram delivery_latency;  // request sent -> response read
+  MsHistogram lateness;          // due time -> attempt claimed (wall clock)
+  MsHistogram store_write;       // one group write (incl. fsync)
+  std::atomic<std::uint64_t> store_groups{0};
+  std::atomic<std::uint64_t> store_group_mutations{0};
+
+  // Renders everything; `gauges` appends the live gauges (pending, in
+  // window, ...) in Prometheus form.
+  std::string Render(const std::function<void(std::string&)>& gauges) const;
+};
+
+}  // namespace tickwheel::server
+
+#endif  // TICKWHEEL_SERVER_METRICS_H_

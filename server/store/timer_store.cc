@@ -1,0 +1,261 @@
+#include "store/timer_store.h"
+
+#include <rocksdb/db.h>
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/options.h>
+#include <rocksdb/table.h>
+#include <rocksdb/write_batch.h>
+
+#include <chrono>
+#include <cstring>
+
+namespace tickwheel::server {
+namespace {
+
+constexpr char kRecordPrefix = 'r';
+constexpr char kDuePrefix = 'd';
+constexpr char kStatePrefix = 's';
+const std::string kCountsKey = "mcounts";
+
+std::string RecordKey(std::string_view id) {
+  std::string k;
+  k.reserve(1 + id.size());
+  k.push_back(kRecordPrefix);
+  k.append(id);
+  return k;
+}
+
+void AppendBigEndian(std::string& out, std::int64_t value) {
+  // Offset so that negative times sort before positive ones.
+  const std::uint64_t v = static_cast<std::uint64_t>(value) ^ (1ull << 63);
+  for (int shift = 56; shift >= 0; shift -= 8) {
+    out.push_back(static_cast<char>((v >> shift) & 0xff));
+  }
+}
+
+std::int64_t ReadBigEndian(const char* p) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v = (v << 8) | static_cast<unsigned char>(p[i]);
+  return static_cast<std::int64_t>(v ^ (1ull << 63));
+}
+
+std::string DueKey(std::int64_t due_ms, std::string_view id) {
+  std::string k;
+  k.reserve(9 + id.size());
+  k.push_back(kDuePrefix);
+  AppendBigEndian(k, due_ms);
+  k.append(id);
+  return k;
+}
+
+std::string StateKey(TimerState state, std::string_view id) {
+  std::string k;
+  k.reserve(2 + id.size());
+  k.push_back(kStatePrefix);
+  k.push_back(static_cast<char>('0' + static_cast<int>(state)));
+  k.append(id);
+  return k;
+}
+
+std::string EncodeCounts(const StateCounts& counts) {
+  std::string out(sizeof(counts), '\0');
+  std::memcpy(out.data(), counts.data(), sizeof(counts));
+  return out;
+}
+
+}  // namespace
+
+std::optional<TimerRecord> StoreTxn::Get(const std::string& id) {
+  if (auto it = overlay_.find(id); it != overlay_.end()) return it->second;
+  std::string value;
+  rocksdb::Status s = db_.Get(rocksdb::ReadOptions(), RecordKey(id), &value);
+  if (!s.ok()) return std::nullopt;
+  return DecodeRecord(id, value);
+}
+
+void StoreTxn::Put(const std::optional<TimerRecord>& before,
+                   const TimerRecord& after) {
+  if (before) {
+    --delta_[static_cast<int>(before->state)];
+    if (before->state != after.state) {
+      batch_.Delete(StateKey(before->state, before->id));
+    }
+    if (IsScheduled(before->state) &&
+        (!IsScheduled(after.state) || before->due_ms != after.due_ms)) {
+      batch_.Delete(DueKey(before->due_ms, before->id));
+    }
+  }
+  ++delta_[static_cast<int>(after.state)];
+  if (!before || before->state != after.state) {
+    batch_.Put(StateKey(after.state, after.id), "");
+  }
+  if (IsScheduled(after.state) &&
+      (!before || !IsScheduled(before->state) ||
+       before->due_ms != after.due_ms)) {
+    batch_.Put(DueKey(after.due_ms, after.id), "");
+  }
+  batch_.Put(RecordKey(after.id), EncodeRecord(after));
+  overlay_[after.id] = after;
+}
+
+std::unique_ptr<TimerStore> TimerStore::Open(const std::string& dir,
+                                             std::string* error) {
+  rocksdb::Options options;
+  options.create_if_missing = true;
+  options.IncreaseParallelism(2);
+  options.OptimizeLevelStyleCompaction(64 << 20);
+  options.max_open_files = 512;
+  rocksdb::BlockBasedTableOptions table;
+  table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  table.block_cache = rocksdb::NewLRUCache(64 << 20);
+  options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+  rocksdb::DB* db = nullptr;
+  rocksdb::Status s = rocksdb::DB::Open(options, dir, &db);
+  if (!s.ok()) {
+    *error = "cannot open the store in --data-dir " + dir + ": " +
+             s.ToString() +
+             (s.IsIOError() ? " (is another tickwheel serve using it? is the "
+                              "directory writable?)"
+                            : "");
+    return nullptr;
+  }
+  std::unique_ptr<TimerStore> store(new TimerStore(db));
+  std::string counts;
+  if (db->Get(rocksdb::ReadOptions(), kCountsKey, &counts).ok() &&
+      counts.size() == sizeof(StateCounts)) {
+    std::memcpy(store->counts_.data(), counts.data(), sizeof(StateCounts));
+  }
+  store->writer_ = std::thread([s = store.get()] { s->WriterLoop(); });
+  return store;
+}
+
+TimerStore::TimerStore(rocksdb::DB* db) : db_(db) {}
+
+TimerStore::~TimerStore() { Close(); }
+
+void TimerStore::Submit(Mutation mutation, Done done, bool sync) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!closing_) {
+      queue_.push_back({std::move(mutation), std::move(done), sync});
+      if (queue_.size() == 1) cv_.notify_one();
+      return;
+    }
+  }
+  done(Status{"the store is closed (the server is shutting down)"});
+}
+
+void TimerStore::WriterLoop() {
+  std::vector<Op> group;
+  for (;;) {
+    StateCounts counts;
+    {
+      std::unique_lock lock(mutex_);
+      cv_.wait(lock, [&] { return closing_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // closing and drained
+      group.swap(queue_);
+      counts = counts_;
+    }
+    rocksdb::WriteBatch batch;
+    StoreTxn txn(*db_, batch);
+    bool sync = false;
+    for (Op& op : group) {
+      op.mutation(txn);
+      sync = sync || op.sync;
+    }
+    for (int i = 0; i < kNumStates; ++i) counts[i] += txn.delta_[i];
+    batch.Put(kCountsKey, EncodeCounts(counts));
+    rocksdb::WriteOptions wo;
+    wo.sync = sync;
+    const auto start = std::chrono::steady_clock::now();
+    rocksdb::Status s = db_->Write(wo, &batch);
+    const auto took = std::chrono::steady_clock::now() - start;
+    Status status;
+    if (s.ok()) {
+      std::lock_guard lock(mutex_);
+      counts_ = counts;
+    } else {
+      status.message = "store write failed: " + s.ToString();
+    }
+    groups_.fetch_add(1, std::memory_order_relaxed);
+    if (observer_) {
+      observer_(group.size(), sync,
+                std::chrono::duration_cast<std::chrono::nanoseconds>(took)
+                    .count());
+    }
+    for (Op& op : group) {
+      if (op.done) op.done(status);
+    }
+    group.clear();
+  }
+}
+
+std::optional<TimerRecord> TimerStore::Get(const std::string& id) const {
+  std::string value;
+  if (!db_->Get(rocksdb::ReadOptions(), RecordKey(id), &value).ok()) {
+    return std::nullopt;
+  }
+  return DecodeRecord(id, value);
+}
+
+std::vector<DueEntry> TimerStore::ScanDue(std::int64_t from_ms,
+                                          std::int64_t to_ms,
+                                          std::size_t limit) const {
+  std::vector<DueEntry> out;
+  const std::string lower = DueKey(from_ms, "");
+  const std::string upper = DueKey(to_ms, "");
+  rocksdb::Slice upper_slice(upper);
+  rocksdb::ReadOptions ro;
+  ro.iterate_upper_bound = &upper_slice;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+  for (it->Seek(lower); it->Valid() && out.size() < limit; it->Next()) {
+    rocksdb::Slice k = it->key();
+    out.push_back({ReadBigEndian(k.data() + 1),
+                   std::string(k.data() + 9, k.size() - 9)});
+  }
+  return out;
+}
+
+std::vector<TimerRecord> TimerStore::List(TimerState state,
+                                          const std::string& after_id,
+                                          std::size_t limit) const {
+  std::vector<TimerRecord> out;
+  const std::string prefix = StateKey(state, "");
+  std::string upper = prefix;
+  upper.back() = static_cast<char>(upper.back() + 1);
+  rocksdb::Slice upper_slice(upper);
+  rocksdb::ReadOptions ro;
+  ro.iterate_upper_bound = &upper_slice;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+  std::string start = prefix + after_id;
+  it->Seek(start);
+  if (!after_id.empty() && it->Valid() && it->key() == start) it->Next();
+  for (; it->Valid() && out.size() < limit; it->Next()) {
+    std::string id(it->key().data() + 2, it->key().size() - 2);
+    if (auto r = Get(id); r && r->state == state) out.push_back(std::move(*r));
+  }
+  return out;
+}
+
+StateCounts TimerStore::Counts() const {
+  std::lock_guard lock(mutex_);
+  return counts_;
+}
+
+void TimerStore::Close() {
+  {
+    std::lock_guard lock(mutex_);
+    if (closing_ && !writer_.joinable()) return;
+    closing_ = true;
+  }
+  cv_.notify_all();
+  if (writer_.joinable()) writer_.join();
+  if (db_ != nullptr) {
+    db_->FlushWAL(/*sync=*/true);
+    db_->Close();
+    delete db_;
+    db_ = nullptr;
+  }
+}
+
+}  // namespace tickwheel::server

@@ -1,0 +1,268 @@
+// The HTTP API of the real `tickwheel serve` on loopback: every route, the
+// idempotency rules, and bad input answered 4xx with nothing stored.
+#include <gtest/gtest.h>
+
+#include "server_test_util.h"
+
+namespace tickwheel::testing {
+namespace {
+
+using server::BlockingHttpClient;
+
+class ServerApiTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    receiver_ = new WebhookReceiver();
+    server_ = new ServerProcess(Binary(), dir_->path() + "/data",
+                                {"--horizon", "1d", "--payload-limit", "1024",
+                                 "--max-batch", "10", "--body-limit", "65536"});
+    ASSERT_TRUE(server_->Start());
+  }
+  static void TearDownTestSuite() {
+    EXPECT_EQ(server_->Terminate(), 0) << server_->log();
+    delete server_;
+    delete receiver_;
+    delete dir_;
+  }
+
+  BlockingHttpClient client_{server_->address()};
+  std::string url_ = receiver_->url();
+
+  static TempDir* dir_;
+  static WebhookReceiver* receiver_;
+  static ServerProcess* server_;
+};
+TempDir* ServerApiTest::dir_;
+WebhookReceiver* ServerApiTest::receiver_;
+ServerProcess* ServerApiTest::server_;
+
+TEST_F(ServerApiTest, CreateAnswers201AndGetShowsThePendingTimer) {
+  const std::int64_t before = WallMs();
+  JsonCall c = Call(client_, "POST", "/v1/timers",
+                    TimerBody("create-1", 60'000, url_, R"("payload":{"order":7})"));
+  ASSERT_EQ(c.status, 201) << c.raw;
+  JsonCall g = Call(client_, "GET", "/v1/timers/create-1");
+  ASSERT_EQ(g.status, 200) << g.raw;
+  EXPECT_EQ(State(g), "pending");
+  const std::int64_t fire_at = g.body.at("fire_at_ms").as_int64();
+  EXPECT_GE(fire_at, before + 60'000);
+  EXPECT_LE(fire_at, WallMs() + 60'000);
+  EXPECT_EQ(g.body.at("payload").at("order").as_int64(), 7);
+  EXPECT_EQ(g.body.at("target").at("url").as_string(), url_);
+}
+
+TEST_F(ServerApiTest, CreateWithoutIdGeneratesOne) {
+  JsonCall c = Call(client_, "POST", "/v1/timers", TimerBody("", 60'000, url_));
+  ASSERT_EQ(c.status, 201) << c.raw;
+  const std::string id(c.body.at("id").as_string());
+  EXPECT_EQ(id.size(), 32u);
+  EXPECT_EQ(Call(client_, "GET", "/v1/timers/" + id).status, 200);
+}
+
+TEST_F(ServerApiTest, CreateIsIdempotentBySameIdAndBody) {
+  const std::string body = TimerBody("idem-1", 60'000, url_, R"("payload":[1,2])");
+  ASSERT_EQ(Call(client_, "POST", "/v1/timers", body).status, 201);
+  JsonCall again = Call(client_, "POST", "/v1/timers", body);
+  EXPECT_EQ(again.status, 200) << again.raw;
+  EXPECT_EQ(again.body.at("id").as_string(), "idem-1");
+  JsonCall other = Call(client_, "POST", "/v1/timers",
+                        TimerBody("idem-1", 60'000, url_, R"("payload":[1,3])"));
+  EXPECT_EQ(other.status, 409) << other.raw;
+  EXPECT_EQ(ErrorCode(other), "id_conflict");
+  EXPECT_EQ(Call(client_, "GET", "/v1/timers/idem-1").body.at("payload").as_array().at(1).as_int64(), 2);
+}
+
+TEST_F(ServerApiTest, RescheduleMovesAPendingTimerOnly) {
+  ASSERT_EQ(Call(client_, "POST", "/v1/timers", TimerBody("resched-1", 60'000, url_)).status, 201);
+  const std::int64_t before = WallMs();
+  JsonCall r = Call(client_, "PATCH", "/v1/timers/resched-1", R"({"delay_ms": 120000})");
+  ASSERT_EQ(r.status, 200) << r.raw;
+  EXPECT_GE(r.body.at("fire_at_ms").as_int64(), before + 120'000);
+  JsonCall at = Call(client_, "PATCH", "/v1/timers/resched-1",
+                     "{\"fire_at_ms\": " + std::to_string(before + 90'000) + "}");
+  ASSERT_EQ(at.status, 200) << at.raw;
+  EXPECT_EQ(at.body.at("fire_at_ms").as_int64(), before + 90'000);
+  ASSERT_EQ(Call(client_, "DELETE", "/v1/timers/resched-1").status, 200);
+  JsonCall late = Call(client_, "PATCH", "/v1/timers/resched-1", R"({"delay_ms": 1})");
+  EXPECT_EQ(late.status, 409) << late.raw;
+  EXPECT_EQ(ErrorCode(late), "not_pending");
+  EXPECT_EQ(Call(client_, "PATCH", "/v1/timers/no-such-timer", R"({"delay_ms": 1})").status, 404);
+  JsonCall bad = Call(client_, "PATCH", "/v1/timers/resched-1", R"({"delay": 1})");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(ErrorField(bad), "delay");
+}
+
+TEST_F(ServerApiTest, CancelIsIdempotentAndRefusedOnceDelivered) {
+  ASSERT_EQ(Call(client_, "POST", "/v1/timers", TimerBody("cancel-1", 60'000, url_)).status, 201);
+  JsonCall c = Call(client_, "DELETE", "/v1/timers/cancel-1");
+  ASSERT_EQ(c.status, 200) << c.raw;
+  EXPECT_EQ(State(c), "cancelled");
+  EXPECT_EQ(Call(client_, "DELETE", "/v1/timers/cancel-1").status, 200);
+  EXPECT_EQ(State(Call(client_, "GET", "/v1/timers/cancel-1")), "cancelled");
+  EXPECT_EQ(Call(client_, "DELETE", "/v1/timers/no-such-timer").status, 404);
+
+  const std::size_t seen = receiver_->count();
+  ASSERT_EQ(Call(client_, "POST", "/v1/timers", TimerBody("cancel-2", 0, url_)).status, 201);
+  ASSERT_TRUE(receiver_->WaitFor(seen + 1, std::chrono::seconds(30)));
+  for (int i = 0; i < 3000 && State(Call(client_, "GET", "/v1/timers/cancel-2")) != "delivered"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  JsonCall late = Call(client_, "DELETE", "/v1/timers/cancel-2");
+  EXPECT_EQ(late.status, 409) << late.raw;
+}
+
+TEST_F(ServerApiTest, BatchCreatesAllOrNothing) {
+  JsonCall ok = Call(client_, "POST", "/v1/timers:batch",
+                     "{\"timers\":[" + TimerBody("batch-1", 60'000, url_) + "," +
+                         TimerBody("batch-2", 60'000, url_) + "," +
+                         TimerBody("", 60'000, url_) + "]}");
+  ASSERT_EQ(ok.status, 201) << ok.raw;
+  ASSERT_EQ(ok.body.at("timers").as_array().size(), 3u);
+  EXPECT_EQ(Call(client_, "GET", "/v1/timers/batch-2").status, 200);
+
+  // One bad timer: 400 naming it, and the good ones are not stored.
+  JsonCall bad = Call(client_, "POST", "/v1/timers:batch",
+                      "{\"timers\":[" + TimerBody("batch-3", 1000, url_) + "," +
+                          TimerBody("batch-4", -5, url_) + "]}");
+  EXPECT_EQ(bad.status, 400) << bad.raw;
+  EXPECT_EQ(ErrorField(bad), "timers[1].delay_ms");
+  EXPECT_EQ(Call(client_, "GET", "/v1/timers/batch-3").status, 404);
+
+  // A conflicting id: 409, nothing stored.
+  JsonCall conflict = Call(client_, "POST", "/v1/timers:batch",
+                           "{\"timers\":[" + TimerBody("batch-5", 1000, url_) + "," +
+                               TimerBody("batch-1", 5, url_) + "]}");
+  EXPECT_EQ(conflict.status, 409) << conflict.raw;
+  EXPECT_EQ(ErrorField(conflict), "timers[1].id");
+  EXPECT_EQ(Call(client_, "GET", "/v1/timers/batch-5").status, 404);
+
+  // Repeating the first batch: 200, nothing created.
+  JsonCall repeat = Call(client_, "POST", "/v1/timers:batch",
+                         "{\"timers\":[" + TimerBody("batch-1", 60'000, url_) + "]}");
+  EXPECT_EQ(repeat.status, 200) << repeat.raw;
+  EXPECT_FALSE(repeat.body.at("timers").as_array().at(0).at("created").as_bool());
+}
+
+TEST_F(ServerApiTest, ListsTimersByStateWithPaging) {
+  for (int i = 0; i < 5; ++i) {
+    const std::string id = "list-" + std::to_string(i);
+    ASSERT_EQ(Call(client_, "POST", "/v1/timers", TimerBody(id, 60'000, url_)).status, 201);
+    ASSERT_EQ(Call(client_, "DELETE", "/v1/timers/" + id).status, 200);
+  }
+  std::vector<std::string> seen;
+  std::string after;
+  for (int page = 0; page < 100; ++page) {
+    JsonCall l = Call(client_, "GET",
+                      "/v1/timers?state=cancelled&limit=2" + (after.empty() ? "" : "&after=" + after));
+    ASSERT_EQ(l.status, 200) << l.raw;
+    for (const auto& t : l.body.at("timers").as_array()) {
+      EXPECT_EQ(t.at("state").as_string(), "cancelled");
+      seen.emplace_back(t.at("id").as_string());
+    }
+    if (!l.body.as_object().contains("next_after")) break;
+    after = std::string(l.body.at("next_after").as_string());
+  }
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_NE(std::find(seen.begin(), seen.end(), "list-" + std::to_string(i)), seen.end());
+  }
+  EXPECT_EQ(Call(client_, "GET", "/v1/timers?state=sleeping").status, 400);
+  EXPECT_EQ(Call(client_, "GET", "/v1/timers?state=failed&limit=0").status, 400);
+  EXPECT_EQ(Call(client_, "GET", "/v1/timers").status, 400);
+}
+
+struct BadInput {
+  const char* name;
+  std::string body;
+  int status;
+  const char* code;
+  const char* field;
+};
+
+TEST_F(ServerApiTest, BadInputIsRejectedWithTheFieldNamedAndNothingStored) {
+  const std::string u = url_;
+  const std::string t = ",\"target\":{\"url\":\"" + u + "\"}";
+  const std::string big(2000, 'x');
+  const std::vector<BadInput> cases = {
+      {"malformed JSON", R"({"id":"bad-1","delay_ms":)", 400, "invalid_json", ""},
+      {"not an object", R"([1,2])", 400, "invalid_type", ""},
+      {"delay as string", R"({"id":"bad-2","delay_ms":"5s")" + t + "}", 400, "invalid_type", "delay_ms"},
+      {"fractional delay", R"({"id":"bad-3","delay_ms":1.5)" + t + "}", 400, "invalid_type", "delay_ms"},
+      {"typo in a field", R"({"id":"bad-4","dealy_ms":5)" + t + "}", 400, "unknown_field", "dealy_ms"},
+      {"negative delay", R"({"id":"bad-5","delay_ms":-1)" + t + "}", 400, "negative_delay", "delay_ms"},
+      {"absurd delay", R"({"id":"bad-6","delay_ms":9000000000000)" + t + "}", 400, "beyond_horizon", "delay_ms"},
+      {"beyond horizon", R"({"id":"bad-7","delay_ms":172800000)" + t + "}", 400, "beyond_horizon", "delay_ms"},
+      {"fire_at in seconds by mistake far ahead", "{\"id\":\"bad-8\",\"fire_at_ms\":" + std::to_string(WallMs() * 1000) + t + "}", 400, "beyond_horizon", "fire_at_ms"},
+      {"both delay and fire_at", R"({"id":"bad-9","delay_ms":1,"fire_at_ms":1)" + t + "}", 400, "conflicting_fields", "delay_ms"},
+      {"no time", R"({"id":"bad-10")" + t + "}", 400, "missing_field", "delay_ms"},
+      {"no target", R"({"id":"bad-11","delay_ms":1})", 400, "missing_field", "target"},
+      {"https target", R"({"id":"bad-12","delay_ms":1,"target":{"url":"https://example.com/x"}})", 400, "unsupported_target", "target.url"},
+      {"nats target", R"({"id":"bad-13","delay_ms":1,"target":{"nats":"orders"}})", 400, "unsupported_target", "target.nats"},
+      {"url without host", R"({"id":"bad-14","delay_ms":1,"target":{"url":"http:///x"}})", 400, "invalid_value", "target.url"},
+      {"unknown target field", R"({"id":"bad-15","delay_ms":1,"target":{"uri":"http://a/"}})", 400, "unknown_field", "target.uri"},
+      {"payload over the limit", R"({"id":"bad-16","delay_ms":1,"payload":")" + big + "\"" + t + "}", 413, "payload_too_large", "payload"},
+      {"id too long", "{\"id\":\"" + std::string(129, 'a') + "\",\"delay_ms\":1" + t + "}", 400, "invalid_id", "id"},
+      {"id with a slash", R"({"id":"a/b","delay_ms":1)" + t + "}", 400, "invalid_id", "id"},
+      {"id as a number", R"({"id":17,"delay_ms":1)" + t + "}", 400, "invalid_type", "id"},
+      {"retry attempts zero", R"({"id":"bad-17","delay_ms":1,"retry":{"max_attempts":0})" + t + "}", 400, "out_of_range", "retry.max_attempts"},
+      {"retry typo", R"({"id":"bad-18","delay_ms":1,"retry":{"attempts":3})" + t + "}", 400, "unknown_field", "retry.attempts"},
+  };
+  for (const BadInput& c : cases) {
+    JsonCall r = Call(client_, "POST", "/v1/timers", c.body);
+    EXPECT_EQ(r.status, c.status) << c.name << ": " << r.raw;
+    EXPECT_EQ(ErrorCode(r), c.code) << c.name << ": " << r.raw;
+    EXPECT_EQ(ErrorField(r), c.field) << c.name << ": " << r.raw;
+    EXPECT_FALSE(r.body.at("error").at("message").as_string().empty()) << c.name;
+  }
+  for (int i = 1; i <= 18; ++i) {
+    EXPECT_EQ(Call(client_, "GET", "/v1/timers/bad-" + std::to_string(i)).status, 404) << i;
+  }
+  JsonCall list = Call(client_, "GET", "/v1/timers?state=pending&limit=1000");
+  EXPECT_EQ(list.raw.find("bad-"), std::string::npos);
+}
+
+TEST_F(ServerApiTest, OversizedBatchesAndBodiesAreRejected) {
+  std::string timers;
+  for (int i = 0; i < 11; ++i) timers += (i ? "," : "") + TimerBody("over-" + std::to_string(i), 1000, url_);
+  JsonCall r = Call(client_, "POST", "/v1/timers:batch", "{\"timers\":[" + timers + "]}");
+  EXPECT_EQ(r.status, 413) << r.raw;
+  EXPECT_EQ(ErrorCode(r), "batch_too_large");
+  EXPECT_EQ(Call(client_, "GET", "/v1/timers/over-0").status, 404);
+  JsonCall huge = Call(client_, "POST", "/v1/timers", std::string(100'000, ' '));
+  EXPECT_EQ(huge.status, 413) << huge.raw;
+  EXPECT_EQ(ErrorCode(huge), "body_too_large");
+  EXPECT_EQ(Call(client_, "POST", "/v1/timers:batch", R"({"timers":[]})").status, 400);
+}
+
+TEST_F(ServerApiTest, UnknownRoutesAre404AndWrongMethods405) {
+  EXPECT_EQ(Call(client_, "GET", "/v2/timers").status, 404);
+  EXPECT_EQ(Call(client_, "GET", "/").status, 404);
+  JsonCall m = Call(client_, "PUT", "/v1/timers");
+  EXPECT_EQ(m.status, 405);
+  EXPECT_EQ(ErrorCode(m), "method_not_allowed");
+  EXPECT_EQ(Call(client_, "DELETE", "/v1/timers:batch").status, 405);
+  EXPECT_EQ(Call(client_, "GET", "/v1/timers/some-id:retry").status, 405);
+  EXPECT_EQ(Call(client_, "POST", "/healthz").status, 405);
+  EXPECT_EQ(ErrorField(Call(client_, "GET", "/v1/timers/bad%20id")), "id");
+}
+
+TEST_F(ServerApiTest, HealthzAndMetricsAnswer) {
+  JsonCall h = Call(client_, "GET", "/healthz");
+  EXPECT_EQ(h.status, 200);
+  EXPECT_EQ(h.body.at("status").as_string(), "ok");
+  server::HttpCallResult m = client_.Call("GET", "/metrics");
+  EXPECT_EQ(m.status, 200);
+  for (const char* name :
+       {"tickwheel_timers_pending ", "tickwheel_timers_in_window ", "tickwheel_timers_created_total ",
+        "tickwheel_timers_fired_total ", "tickwheel_timers_delivered_total ",
+        "tickwheel_timers_retried_total ", "tickwheel_timers_failed_total ",
+        "tickwheel_timers_cancelled_total ", "tickwheel_duplicates_after_recovery_total ",
+        "tickwheel_delivery_latency_seconds_bucket{le=", "tickwheel_lateness_seconds_count ",
+        "tickwheel_store_write_seconds_sum "}) {
+    EXPECT_NE(m.body.find(name), std::string::npos) << name;
+  }
+  EXPECT_GE(Metric(client_, "tickwheel_timers_created_total"), 0);
+}
+
+}  // namespace
+}  // namespace tickwheel::testing

@@ -1,0 +1,201 @@
+// Delivery by the real `tickwheel serve` to a real HTTP receiver: on time
+// and never early, exactly once without crashes, retries with backoff,
+// dead letters and their retry, a stable Idempotency-Key.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <set>
+
+#include "server_test_util.h"
+
+namespace tickwheel::testing {
+namespace {
+
+using server::BlockingHttpClient;
+
+class ServerDeliveryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_ = std::make_unique<ServerProcess>(Binary(), dir_.path() + "/data");
+    ASSERT_TRUE(server_->Start());
+    client_ = std::make_unique<BlockingHttpClient>(server_->address());
+  }
+  void TearDown() override {
+    client_.reset();  // an idle keep-alive connection would delay the drain
+    if (server_->running()) {
+      EXPECT_EQ(server_->Terminate(), 0) << server_->log();
+    }
+  }
+
+  // Polls GET until the timer is in `state` (bounded); returns the last body.
+  JsonCall WaitForState(const std::string& id, const std::string& state) {
+    JsonCall c;
+    for (int i = 0; i < 3000; ++i) {
+      c = Call(*client_, "GET", "/v1/timers/" + id);
+      if (State(c) == state) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return c;
+  }
+
+  TempDir dir_;
+  WebhookReceiver receiver_{2};
+  std::unique_ptr<ServerProcess> server_;
+  std::unique_ptr<BlockingHttpClient> client_;
+};
+
+TEST_F(ServerDeliveryTest, DeliversEveryTimerOnceOnTimeAndNeverEarly) {
+  constexpr int kTimers = 500;
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> delay(0, 2000);
+  std::map<std::string, std::int64_t> fire_at;
+  for (int i = 0; i < kTimers; ++i) {
+    const std::string id = "t" + std::to_string(i);
+    JsonCall c = Call(*client_, "POST", "/v1/timers",
+                      TimerBody(id, delay(rng), receiver_.url("/on-time"),
+                                "\"payload\":{\"n\":" + std::to_string(i) + "}"));
+    ASSERT_EQ(c.status, 201) << c.raw;
+    fire_at[id] = c.body.at("fire_at_ms").as_int64();
+  }
+  ASSERT_TRUE(receiver_.WaitFor(kTimers, std::chrono::seconds(60)));
+  std::vector<std::int64_t> lateness;
+  std::set<std::string> seen;
+  for (const Delivery& d : receiver_.deliveries()) {
+    ASSERT_TRUE(fire_at.count(d.id)) << d.id;
+    EXPECT_TRUE(seen.insert(d.id).second) << d.id << " delivered twice";
+    EXPECT_EQ(d.idempotency_key, d.id);
+    EXPECT_EQ(d.attempt, 1);
+    EXPECT_EQ(d.fire_at_ms, fire_at[d.id]);
+    EXPECT_EQ(d.path, "/on-time");
+    EXPECT_EQ(d.payload, "{\"n\":" + d.id.substr(1) + "}");
+    EXPECT_GE(d.received_ms, d.fire_at_ms) << d.id << " delivered early";
+    lateness.push_back(d.received_ms - d.fire_at_ms);
+  }
+  std::sort(lateness.begin(), lateness.end());
+  // Generous: the machine is shared. The benchmark measures the real p99.
+  EXPECT_LT(lateness[lateness.size() * 99 / 100], 1000);
+  // The receiver answered; the server writes the outcome right after.
+  for (int i = 0; i < 3000 && Metric(*client_, "tickwheel_timers_delivered_total") < kTimers; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(Metric(*client_, "tickwheel_timers_delivered_total"), kTimers);
+  EXPECT_EQ(Metric(*client_, "tickwheel_duplicates_after_recovery_total"), 0);
+  EXPECT_EQ(State(WaitForState("t0", "delivered")), "delivered");
+}
+
+TEST_F(ServerDeliveryTest, PastFireTimeFiresNow) {
+  const std::int64_t now = WallMs();
+  JsonCall c = Call(*client_, "POST", "/v1/timers",
+                    "{\"id\":\"past\",\"fire_at_ms\":" + std::to_string(now - 60'000) +
+                        ",\"target\":{\"url\":\"" + receiver_.url() + "\"}}");
+  ASSERT_EQ(c.status, 201) << c.raw;
+  EXPECT_GE(c.body.at("fire_at_ms").as_int64(), now);
+  ASSERT_TRUE(receiver_.WaitFor(1, std::chrono::seconds(30)));
+  EXPECT_EQ(receiver_.deliveries()[0].id, "past");
+}
+
+TEST_F(ServerDeliveryTest, RetriesWithExponentialBackoffThenDelivers) {
+  receiver_.SetPolicy([](const Delivery& d) { return d.attempt < 3 ? 503 : 200; });
+  ASSERT_EQ(Call(*client_, "POST", "/v1/timers",
+                 TimerBody("flaky", 0, receiver_.url(),
+                           R"("retry":{"max_attempts":5,"backoff_ms":200})"))
+                .status,
+            201);
+  ASSERT_TRUE(receiver_.WaitFor(3, std::chrono::seconds(60)));
+  JsonCall done = WaitForState("flaky", "delivered");
+  EXPECT_EQ(State(done), "delivered");
+  EXPECT_EQ(done.body.at("attempts").as_int64(), 3);
+  std::vector<Delivery> d = receiver_.deliveries();
+  ASSERT_EQ(d.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(d[i].attempt, i + 1);
+    EXPECT_EQ(d[i].idempotency_key, "flaky");
+  }
+  // Backoff 200 ms then 400 ms, each with jitter in [0.5, 1.5).
+  EXPECT_GE(d[1].received_ms - d[0].received_ms, 100);
+  EXPECT_GE(d[2].received_ms - d[1].received_ms, 200);
+  EXPECT_EQ(Metric(*client_, "tickwheel_timers_retried_total"), 2);
+}
+
+TEST_F(ServerDeliveryTest, DeadLetterIsListedAndRetryRearmsIt) {
+  receiver_.SetPolicy([](const Delivery&) { return 500; });
+  ASSERT_EQ(Call(*client_, "POST", "/v1/timers",
+                 TimerBody("doomed", 0, receiver_.url(),
+                           R"("retry":{"max_attempts":3,"backoff_ms":20})"))
+                .status,
+            201);
+  JsonCall failed = WaitForState("doomed", "failed");
+  ASSERT_EQ(State(failed), "failed") << failed.raw;
+  EXPECT_EQ(failed.body.at("attempts").as_int64(), 3);
+  EXPECT_EQ(failed.body.at("last_error").as_string(), "HTTP 500");
+  EXPECT_EQ(receiver_.count(), 3u);
+  JsonCall list = Call(*client_, "GET", "/v1/timers?state=failed");
+  ASSERT_EQ(list.status, 200);
+  ASSERT_EQ(list.body.at("timers").as_array().size(), 1u);
+  EXPECT_EQ(list.body.at("timers").as_array()[0].at("id").as_string(), "doomed");
+  EXPECT_EQ(Metric(*client_, "tickwheel_timers_failed_total"), 1);
+
+  EXPECT_EQ(Call(*client_, "POST", "/v1/timers/flaky-none:retry").status, 404);
+  receiver_.SetPolicy([](const Delivery&) { return 200; });
+  JsonCall retry = Call(*client_, "POST", "/v1/timers/doomed:retry");
+  ASSERT_EQ(retry.status, 200) << retry.raw;
+  EXPECT_EQ(State(WaitForState("doomed", "delivered")), "delivered");
+  std::vector<Delivery> d = receiver_.deliveries();
+  ASSERT_EQ(d.size(), 4u);
+  EXPECT_EQ(d[3].attempt, 1);
+  EXPECT_EQ(d[3].idempotency_key, "doomed");
+  EXPECT_EQ(Call(*client_, "POST", "/v1/timers/doomed:retry").status, 409);
+}
+
+TEST_F(ServerDeliveryTest, CancelledNeverFiresAndRescheduledFiresOnlyAtTheNewTime) {
+  const std::string url = receiver_.url();
+  ASSERT_EQ(Call(*client_, "POST", "/v1/timers", TimerBody("cancel-me", 300, url)).status, 201);
+  ASSERT_EQ(Call(*client_, "POST", "/v1/timers", TimerBody("move-me", 300, url)).status, 201);
+  ASSERT_EQ(Call(*client_, "DELETE", "/v1/timers/cancel-me").status, 200);
+  JsonCall moved = Call(*client_, "PATCH", "/v1/timers/move-me", R"({"delay_ms": 1000})");
+  ASSERT_EQ(moved.status, 200);
+  const std::int64_t new_time = moved.body.at("fire_at_ms").as_int64();
+  // A sentinel after both original times and before the new one.
+  ASSERT_EQ(Call(*client_, "POST", "/v1/timers", TimerBody("sentinel", 600, url)).status, 201);
+  ASSERT_TRUE(receiver_.WaitFor(2, std::chrono::seconds(30)));
+  std::vector<Delivery> d = receiver_.deliveries();
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0].id, "sentinel");
+  EXPECT_EQ(d[1].id, "move-me");
+  EXPECT_GE(d[1].received_ms, new_time);
+  EXPECT_EQ(State(Call(*client_, "GET", "/v1/timers/cancel-me")), "cancelled");
+}
+
+TEST_F(ServerDeliveryTest, ClientCommandsTalkToTheServer) {
+  auto run = [&](const std::string& args) {
+    std::string cmd = std::string(Binary()) + " " + args + " --server " + server_->address() + " 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    std::string out;
+    char buf[4096];
+    while (std::size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+    const int status = pclose(p);
+    return std::make_pair(WEXITSTATUS(status), out);
+  };
+  auto [add_rc, add_out] = run("add --id cli-1 --in 1h --url " + receiver_.url() + " --payload '{\"k\":1}'");
+  EXPECT_EQ(add_rc, 0) << add_out;
+  EXPECT_NE(add_out.find("\"cli-1\""), std::string::npos) << add_out;
+  auto [get_rc, get_out] = run("get cli-1");
+  EXPECT_EQ(get_rc, 0);
+  EXPECT_NE(get_out.find("\"pending\""), std::string::npos) << get_out;
+  auto [ls_rc, ls_out] = run("ls --state pending");
+  EXPECT_EQ(ls_rc, 0);
+  EXPECT_NE(ls_out.find("cli-1"), std::string::npos) << ls_out;
+  auto [cancel_rc, cancel_out] = run("cancel cli-1");
+  EXPECT_EQ(cancel_rc, 0);
+  EXPECT_NE(cancel_out.find("\"cancelled\""), std::string::npos) << cancel_out;
+  auto [missing_rc, missing_out] = run("get nope");
+  EXPECT_EQ(missing_rc, 1);
+  EXPECT_NE(missing_out.find("not_found"), std::string::npos) << missing_out;
+  auto [bad_rc, bad_out] = run("add --in 1s --url https://x/");
+  EXPECT_EQ(bad_rc, 1);
+  EXPECT_NE(bad_out.find("unsupported_target"), std::string::npos) << bad_out;
+}
+
+}  // namespace
+}  // namespace tickwheel::testing

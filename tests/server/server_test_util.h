@@ -1,0 +1,83 @@
+// Helpers for the server's integration tests: a server on loopback, JSON
+// calls, metrics.
+#ifndef TICKWHEEL_TESTS_SERVER_SERVER_TEST_UTIL_H_
+#define TICKWHEEL_TESTS_SERVER_SERVER_TEST_UTIL_H_
+
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/blocking_http_client.h"
+#include "support/server_process.h"
+#include "support/webhook_receiver.h"
+
+namespace tickwheel::testing {
+
+inline std::int64_t WallMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+struct JsonCall {
+  int status = 0;
+  boost::json::value body;
+  std::string raw;
+};
+
+inline JsonCall Call(server::BlockingHttpClient& client, std::string_view method,
+                     std::string_view target, std::string_view body = {}) {
+  server::HttpCallResult r = client.Call(method, target, body);
+  JsonCall out;
+  out.status = r.status;
+  out.raw = r.body;
+  boost::system::error_code ec;
+  out.body = boost::json::parse(r.body, ec);
+  return out;
+}
+
+inline std::string ErrorCode(const JsonCall& c) {
+  if (!c.body.is_object() || !c.body.as_object().contains("error")) return "";
+  return std::string(c.body.at("error").at("code").as_string());
+}
+inline std::string ErrorField(const JsonCall& c) {
+  if (!c.body.is_object() || !c.body.as_object().contains("error")) return "";
+  const auto& e = c.body.at("error").as_object();
+  return e.contains("field") ? std::string(e.at("field").as_string()) : "";
+}
+inline std::string State(const JsonCall& c) {
+  return c.body.is_object() && c.body.as_object().contains("state")
+             ? std::string(c.body.at("state").as_string())
+             : "";
+}
+
+// The value of an unlabelled metric in /metrics text; -1 if absent.
+inline double Metric(server::BlockingHttpClient& client, const std::string& name) {
+  std::string text = client.Call("GET", "/metrics").body;
+  const std::string key = "\n" + name + " ";
+  std::size_t at = text.find(key);
+  if (at == std::string::npos) return -1;
+  return std::stod(text.substr(at + key.size()));
+}
+
+// {"id", "delay_ms", "target": {"url"}} with optional extras (a JSON object
+// body without braces, appended).
+inline std::string TimerBody(const std::string& id, std::int64_t delay_ms,
+                             const std::string& url, const std::string& extra = "") {
+  std::string body = "{";
+  if (!id.empty()) body += "\"id\":\"" + id + "\",";
+  body += "\"delay_ms\":" + std::to_string(delay_ms) + ",\"target\":{\"url\":\"" + url + "\"}";
+  if (!extra.empty()) body += "," + extra;
+  return body + "}";
+}
+
+inline const char* Binary() { return TICKWHEEL_BINARY; }
+
+}  // namespace tickwheel::testing
+
+#endif  // TICKWHEEL_TESTS_SERVER_SERVER_TEST_UTIL_H_

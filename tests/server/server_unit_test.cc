@@ -1,0 +1,315 @@
+// Unit tests of the server's parts: record encoding, request validation,
+// URL parsing, and the store (on a temporary directory).
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <filesystem>
+#include <future>
+#include <unistd.h>
+
+#include "api/timer_request.h"
+#include "delivery/http_url.h"
+#include "scheduler/scheduler.h"
+#include "store/timer_record.h"
+#include "store/timer_store.h"
+#include "wall_clock.h"
+
+namespace tickwheel::server {
+namespace {
+
+namespace json = boost::json;
+
+class TempDirectory {
+ public:
+  TempDirectory() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "tickwheel-unit-XXXXXX").string();
+    path_ = mkdtemp(tmpl.data());
+  }
+  ~TempDirectory() { std::filesystem::remove_all(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+TimerRecord Record(const std::string& id, std::int64_t due, TimerState state = TimerState::kPending) {
+  TimerRecord r;
+  r.id = id;
+  r.state = state;
+  r.fire_at_ms = due;
+  r.due_ms = due;
+  r.url = "http://127.0.0.1:1/x";
+  r.payload = R"({"a":1})";
+  return r;
+}
+
+// Runs one mutation and waits until it is written.
+void Apply(TimerStore& store, std::function<void(StoreTxn&)> m) {
+  std::promise<Status> done;
+  store.Submit(std::move(m), [&](const Status& s) { done.set_value(s); }, true);
+  ASSERT_TRUE(done.get_future().get().ok());
+}
+
+TEST(TimerRecordTest, EncodesAndDecodesEveryField) {
+  TimerRecord r = Record("abc", 1234);
+  r.state = TimerState::kFailed;
+  r.attempts = 3;
+  r.max_attempts = 5;
+  r.backoff_ms = 250;
+  r.created_ms = -7;
+  r.updated_ms = 99;
+  r.request_hash = 0xdeadbeefcafe;
+  r.last_error = "HTTP 500";
+  std::optional<TimerRecord> d = DecodeRecord("abc", EncodeRecord(r));
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->state, r.state);
+  EXPECT_EQ(d->fire_at_ms, 1234);
+  EXPECT_EQ(d->attempts, 3u);
+  EXPECT_EQ(d->max_attempts, 5u);
+  EXPECT_EQ(d->backoff_ms, 250u);
+  EXPECT_EQ(d->created_ms, -7);
+  EXPECT_EQ(d->request_hash, r.request_hash);
+  EXPECT_EQ(d->url, r.url);
+  EXPECT_EQ(d->payload, r.payload);
+  EXPECT_EQ(d->last_error, "HTTP 500");
+}
+
+TEST(TimerRecordTest, RejectsTruncatedAndForeignBytes) {
+  const std::string bytes = EncodeRecord(Record("x", 1));
+  for (std::size_t n = 0; n < bytes.size(); ++n) {
+    EXPECT_FALSE(DecodeRecord("x", bytes.substr(0, n))) << n;
+  }
+  EXPECT_FALSE(DecodeRecord("x", bytes + "z"));
+  std::string bad_state = bytes;
+  bad_state[1] = 9;
+  EXPECT_FALSE(DecodeRecord("x", bad_state));
+}
+
+TEST(HttpUrlTest, ParsesHostPortAndTarget) {
+  auto u = ParseHttpUrl("http://example.com:8081/a/b?c=1");
+  ASSERT_TRUE(u);
+  EXPECT_EQ(u->host, "example.com");
+  EXPECT_EQ(u->port, "8081");
+  EXPECT_EQ(u->target, "/a/b?c=1");
+  auto d = ParseHttpUrl("http://h");
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->port, "80");
+  EXPECT_EQ(d->target, "/");
+  bool unsupported = false;
+  std::string error;
+  EXPECT_FALSE(ParseHttpUrl("https://h/x", &error, &unsupported));
+  EXPECT_TRUE(unsupported);
+  EXPECT_FALSE(ParseHttpUrl("http://h:99999/", &error, &unsupported));
+  EXPECT_FALSE(unsupported);
+  EXPECT_FALSE(ParseHttpUrl("http://user@h/", &error));
+  EXPECT_FALSE(ParseHttpUrl("http://h/a b", &error));
+  EXPECT_FALSE(ParseHttpUrl("h:80/x", &error));
+}
+
+TEST(TimerRequestTest, FireTimeInThePastMeansNow) {
+  ApiLimits limits;
+  auto spec = ParseTimerSpec(json::parse(R"({"fire_at_ms": 5, "target": {"url": "http://h/"}})"),
+                             limits, 1'000'000);
+  ASSERT_TRUE(std::holds_alternative<TimerSpec>(spec));
+  EXPECT_EQ(std::get<TimerSpec>(spec).fire_at_ms, 1'000'000);
+}
+
+TEST(TimerRequestTest, DefaultsAndExplicitRetry) {
+  ApiLimits limits;
+  limits.default_max_attempts = 4;
+  limits.default_backoff_ms = 300;
+  auto a = ParseTimerSpec(json::parse(R"({"delay_ms": 10, "target": {"url": "http://h/"}})"), limits, 100);
+  ASSERT_TRUE(std::holds_alternative<TimerSpec>(a));
+  EXPECT_EQ(std::get<TimerSpec>(a).fire_at_ms, 110);
+  EXPECT_EQ(std::get<TimerSpec>(a).max_attempts, 4u);
+  EXPECT_EQ(std::get<TimerSpec>(a).backoff_ms, 300u);
+  EXPECT_EQ(std::get<TimerSpec>(a).payload, "null");
+  auto b = ParseTimerSpec(json::parse(R"({"delay_ms": 10, "target": {"url": "http://h/"},
+                                          "retry": {"max_attempts": 2, "backoff_ms": 5}})"), limits, 100);
+  ASSERT_TRUE(std::holds_alternative<TimerSpec>(b));
+  EXPECT_EQ(std::get<TimerSpec>(b).max_attempts, 2u);
+  EXPECT_EQ(std::get<TimerSpec>(b).backoff_ms, 5u);
+}
+
+TEST(TimerRequestTest, SameBodySameHashOtherBodyOtherHash) {
+  ApiLimits limits;
+  auto parse = [&](const char* text) {
+    return std::get<TimerSpec>(ParseTimerSpec(json::parse(text), limits, 0)).request_hash;
+  };
+  EXPECT_EQ(parse(R"({"id":"a","delay_ms":1,"target":{"url":"http://h/"}})"),
+            parse(R"({ "id" : "a", "delay_ms" : 1, "target" : {"url":"http://h/"} })"));
+  EXPECT_NE(parse(R"({"id":"a","delay_ms":1,"target":{"url":"http://h/"}})"),
+            parse(R"({"id":"a","delay_ms":2,"target":{"url":"http://h/"}})"));
+}
+
+TEST(TimerRequestTest, BatchNamesTheIndexOfTheBadTimerAndDuplicateIds) {
+  ApiLimits limits;
+  auto r = ParseBatch(json::parse(R"({"timers":[{"delay_ms":1,"target":{"url":"http://h/"}},
+                                                {"delay_ms":true,"target":{"url":"http://h/"}}]})"),
+                      limits, 0);
+  ASSERT_TRUE(std::holds_alternative<ApiError>(r));
+  EXPECT_EQ(std::get<ApiError>(r).field, "timers[1].delay_ms");
+  auto d = ParseBatch(json::parse(R"({"timers":[{"id":"x","delay_ms":1,"target":{"url":"http://h/"}},
+                                                {"id":"x","delay_ms":2,"target":{"url":"http://h/"}}]})"),
+                      limits, 0);
+  ASSERT_TRUE(std::holds_alternative<ApiError>(d));
+  EXPECT_EQ(std::get<ApiError>(d).code, "duplicate_id");
+}
+
+TEST(TimerStoreTest, KeepsDueIndexStateIndexAndCountsInStep) {
+  TempDirectory dir;
+  std::string error;
+  {
+    auto store = TimerStore::Open(dir.path(), &error);
+    ASSERT_TRUE(store) << error;
+    Apply(*store, [](StoreTxn& txn) {
+      txn.Put(std::nullopt, Record("b", 200));
+      txn.Put(std::nullopt, Record("a", 200));
+      txn.Put(std::nullopt, Record("c", 100));
+      txn.Put(std::nullopt, Record("d", 300));
+    });
+    // Within one group, reads see earlier writes.
+    Apply(*store, [](StoreTxn& txn) {
+      auto d = txn.Get("d");
+      TimerRecord next = *d;
+      next.state = TimerState::kCancelled;
+      txn.Put(d, next);
+      auto again = txn.Get("d");
+      EXPECT_EQ(again->state, TimerState::kCancelled);
+      auto c = txn.Get("c");
+      TimerRecord moved = *c;
+      moved.due_ms = 250;
+      txn.Put(c, moved);
+    });
+    std::vector<DueEntry> due = store->ScanDue(0, 1000, 10);
+    ASSERT_EQ(due.size(), 3u);
+    EXPECT_EQ(due[0].id, "a");
+    EXPECT_EQ(due[1].id, "b");
+    EXPECT_EQ(due[2].id, "c");
+    EXPECT_EQ(due[2].due_ms, 250);
+    EXPECT_EQ(store->ScanDue(0, 200, 10).size(), 0u);
+    EXPECT_EQ(store->ScanDue(200, 201, 1).size(), 1u);
+    auto cancelled = store->List(TimerState::kCancelled, "", 10);
+    ASSERT_EQ(cancelled.size(), 1u);
+    EXPECT_EQ(cancelled[0].id, "d");
+    auto pending = store->List(TimerState::kPending, "a", 10);
+    ASSERT_EQ(pending.size(), 2u);
+    EXPECT_EQ(pending[0].id, "b");
+    EXPECT_EQ(store->Counts()[0], 3);
+    EXPECT_EQ(store->Counts()[4], 1);
+  }
+  auto reopened = TimerStore::Open(dir.path(), &error);
+  ASSERT_TRUE(reopened) << error;
+  EXPECT_EQ(reopened->Counts()[0], 3);
+  EXPECT_EQ(reopened->Counts()[4], 1);
+  EXPECT_EQ(reopened->Get("c")->due_ms, 250);
+  EXPECT_FALSE(reopened->Get("zzz"));
+}
+
+TEST(TimerStoreTest, RunsMutationsInSubmissionOrderAndCallsDoneInOrder) {
+  TempDirectory dir;
+  std::string error;
+  auto store = TimerStore::Open(dir.path(), &error);
+  ASSERT_TRUE(store) << error;
+  std::vector<int> ran, done;
+  std::mutex mutex;
+  std::promise<void> all;
+  constexpr int kOps = 1000;
+  for (int i = 0; i < kOps; ++i) {
+    store->Submit([&, i](StoreTxn& txn) {
+                    ran.push_back(i);  // writer thread only
+                    txn.Put(std::nullopt, Record("k" + std::to_string(i), i));
+                  },
+                  [&, i](const Status& s) {
+                    EXPECT_TRUE(s.ok());
+                    std::lock_guard lock(mutex);
+                    done.push_back(i);
+                    if (i == kOps - 1) all.set_value();
+                  },
+                  i % 7 == 0);
+  }
+  all.get_future().wait();
+  std::lock_guard lock(mutex);
+  ASSERT_EQ(done.size(), static_cast<std::size_t>(kOps));
+  for (int i = 0; i < kOps; ++i) {
+    EXPECT_EQ(ran[i], i);
+    EXPECT_EQ(done[i], i);
+  }
+  EXPECT_LT(store->groups_written(), static_cast<std::uint64_t>(kOps));  // grouped
+  store->Close();
+  bool called = false;
+  store->Submit([](StoreTxn&) { ADD_FAILURE() << "ran after Close"; },
+                [&](const Status& s) { called = !s.ok(); }, true);
+  EXPECT_TRUE(called);
+}
+
+TEST(TimerStoreTest, OpenFailsWithAMessageWhenTheDirectoryIsLocked) {
+  TempDirectory dir;
+  std::string error;
+  auto first = TimerStore::Open(dir.path(), &error);
+  ASSERT_TRUE(first) << error;
+  auto second = TimerStore::Open(dir.path(), &error);
+  EXPECT_FALSE(second);
+  EXPECT_NE(error.find(dir.path()), std::string::npos) << error;
+}
+
+// The scheduler fires a timer armed in the window once, never before its
+// wall-clock due time, and a disarmed one not at all.
+TEST(SchedulerTest, FiresArmedTimersOnTimeAndNotDisarmedOnes) {
+  TempDirectory dir;
+  std::string error;
+  auto store = TimerStore::Open(dir.path(), &error);
+  ASSERT_TRUE(store) << error;
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::vector<std::pair<DueEntry, std::int64_t>> fired;
+  Scheduler scheduler(*store, {}, [&](std::vector<DueEntry> due) {
+    const std::int64_t now = WallNowMs();
+    std::lock_guard lock(mutex);
+    for (auto& d : due) fired.push_back({d, now});
+    cv.notify_all();
+  });
+  const std::int64_t now = WallNowMs();
+  // One timer already in the store before start (the recovery load).
+  Apply(*store, [&](StoreTxn& txn) { txn.Put(std::nullopt, Record("stored", now - 5)); });
+  scheduler.Start();
+  // As the server does: write the store, then tell the scheduler.
+  Apply(*store, [&](StoreTxn& txn) {
+    txn.Put(std::nullopt, Record("a", now + 30));
+    txn.Put(std::nullopt, Record("b", now + 60));
+    txn.Put(std::nullopt, Record("gone", now + 40));
+  });
+  scheduler.Arm("a", now + 30);
+  scheduler.Arm("b", now + 60);
+  scheduler.Arm("gone", now + 40);
+  Apply(*store, [&](StoreTxn& txn) {
+    auto r = txn.Get("gone");
+    TimerRecord next = *r;
+    next.state = TimerState::kCancelled;
+    txn.Put(r, next);
+  });
+  scheduler.Disarm("gone");
+  {
+    std::unique_lock lock(mutex);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return fired.size() >= 3; }));
+  }
+  // A sentinel later than "gone": once it fired, "gone" would have too.
+  const std::int64_t sentinel_due = WallNowMs() + 20;
+  Apply(*store, [&](StoreTxn& txn) { txn.Put(std::nullopt, Record("sentinel", sentinel_due)); });
+  scheduler.Arm("sentinel", sentinel_due);
+  {
+    std::unique_lock lock(mutex);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return fired.size() >= 4; }));
+  }
+  scheduler.Stop();
+  std::set<std::string> ids;
+  for (auto& [entry, at] : fired) {
+    EXPECT_TRUE(ids.insert(entry.id).second) << entry.id << " fired twice";
+    EXPECT_GE(at, entry.due_ms) << entry.id << " fired early";
+  }
+  EXPECT_EQ(ids, (std::set<std::string>{"a", "b", "stored", "sentinel"}));
+  EXPECT_EQ(scheduler.in_flight(), 4u);
+}
+
+}  // namespace
+}  // namespace tickwheel::server

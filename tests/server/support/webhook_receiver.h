@@ -1,0 +1,56 @@
+// WebhookReceiver: a real HTTP server on loopback that records every
+// delivery it receives and answers with a status chosen by the test.
+#ifndef TICKWHEEL_TESTS_SERVER_SUPPORT_WEBHOOK_RECEIVER_H_
+#define TICKWHEEL_TESTS_SERVER_SUPPORT_WEBHOOK_RECEIVER_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace tickwheel::testing {
+
+struct Delivery {
+  std::string id;               // from the body
+  std::string idempotency_key;  // the header
+  std::string path;
+  int attempt = 0;
+  std::int64_t fire_at_ms = 0;
+  std::int64_t received_ms = 0;  // wall clock when the request was read
+  std::string payload;           // serialized JSON
+};
+
+// Thread safety: all methods may be called from any thread.
+class WebhookReceiver {
+ public:
+  // Answer for a delivery: an HTTP status (200 by default).
+  using Policy = std::function<int(const Delivery&)>;
+
+  explicit WebhookReceiver(unsigned threads = 1, bool record = true);
+  ~WebhookReceiver();
+
+  int port() const { return port_; }
+  std::string url(const std::string& path = "/hook") const {
+    return "http://127.0.0.1:" + std::to_string(port_) + path;
+  }
+  void SetPolicy(Policy policy);
+
+  // Waits until at least `n` deliveries arrived; false after `patience`.
+  bool WaitFor(std::size_t n, std::chrono::milliseconds patience);
+  std::vector<Delivery> deliveries() const;
+  std::size_t count() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  int port_ = 0;
+};
+
+}  // namespace tickwheel::testing
+
+#endif  // TICKWHEEL_TESTS_SERVER_SUPPORT_WEBHOOK_RECEIVER_H_
