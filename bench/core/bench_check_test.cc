@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "asio_backend.h"
+#include "gozero_list_wheel_backend.h"
 #include "gozero_wheel_backend.h"
 #include "indexed_heap_backend.h"
 #include "libev_backend.h"
@@ -33,7 +34,8 @@ template <typename B>
 class BenchCheckTest : public testing::Test {};
 
 using Backends =
-    testing::Types<TickwheelBackend, GoZeroWheelBackend, GoZeroWheel<64>,
+    testing::Types<TickwheelBackend, GoZeroListWheelBackend, GoZeroWheelBackend,
+                   GoZeroWheel<64>,
                    IndexedHeapBackend, LibeventBackend, LibuvBackend,
                    LibevBackend, AsioBackend>;
 TYPED_TEST_SUITE(BenchCheckTest, Backends);

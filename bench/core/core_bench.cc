@@ -6,7 +6,9 @@
 //   core_bench --backend tickwheel --n 1000000 [--workloads fill,move,...]
 //              [--seed 1] [--idle-seconds 10] [--fire-window-ms 300]
 //
-// Workloads: fill, memory (measured during fill), move, cancel, fire, idle.
+// Workloads: fill, memory (and fill_cold, the fill it is measured on),
+// move, cancel, fire, idle, conns (the demo's idle connections; it runs for
+// --idle-seconds too).
 // Rows: backend,n,metric,value.
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +18,7 @@
 #include <string>
 
 #include "asio_backend.h"
+#include "gozero_list_wheel_backend.h"
 #include "gozero_wheel_backend.h"
 #include "indexed_heap_backend.h"
 #include "libev_backend.h"
@@ -49,8 +52,10 @@ void Run(const Options& o) {
   if (o.workloads.count("memory")) {
     const std::size_t rss0 = app::ResidentBytes();
     B b(o.n, NowNs(), Storage::kOnDemand);
-    Fill(b, o.n, rng);
+    const double cold = Fill(b, o.n, rng);
     const std::size_t rss1 = app::ResidentBytes();
+    // Insert into storage that grows as it goes: page faults included.
+    Row(o, "fill_cold_ns", cold);
     Row(o, "bytes_per_timer",
         static_cast<double>(rss1 - rss0) / static_cast<double>(o.n) -
             static_cast<double>(B::kHarnessBytesPerTimer));
@@ -86,6 +91,12 @@ void Run(const Options& o) {
       Row(o, name, at(q));
     }
   }
+  if (o.workloads.count("conns")) {
+    const ConnectionsResult r = Connections<B>(
+        o.n, static_cast<std::int64_t>(o.idle_seconds * 1e9), rng);
+    Row(o, "conns_cpu_percent", r.cpu_percent);
+    Row(o, "conns_moves_per_s", r.moves_per_second);
+  }
   if (o.workloads.count("idle")) {
     Row(o, "idle_cpu_percent",
         Idle<B>(o.n, static_cast<std::int64_t>(o.idle_seconds * 1e9), rng));
@@ -96,8 +107,8 @@ void Run(const Options& o) {
 int Usage(const char* error) {
   std::fprintf(stderr,
                "core_bench: %s\nusage: core_bench --backend "
-               "tickwheel|go-zero-wheel|indexed-heap|libevent|libuv|libev|asio "
-               "--n N [--workloads fill,memory,move,cancel,fire,idle] "
+               "tickwheel|go-zero-wheel|go-zero-wheel-slab|indexed-heap|libevent|libuv|libev|asio "
+               "--n N [--workloads fill,memory,move,cancel,fire,idle,conns] "
                "[--seed S] [--idle-seconds S] [--fire-window-ms MS]\n",
                error);
   return 2;
@@ -122,7 +133,7 @@ int Main(int argc, char** argv) {
       std::stringstream list(value);
       for (std::string w; std::getline(list, w, ',');) {
         if (w != "fill" && w != "memory" && w != "move" && w != "cancel" &&
-            w != "fire" && w != "idle") {
+            w != "fire" && w != "idle" && w != "conns") {
           return Usage(("unknown workload '" + w + "'").c_str());
         }
         o.workloads.insert(w);
@@ -147,6 +158,8 @@ int Main(int argc, char** argv) {
   const std::string& b = o.backend;
   if (b == TickwheelBackend::kName) {
     Run<TickwheelBackend>(o);
+  } else if (b == GoZeroListWheelBackend::kName) {
+    Run<GoZeroListWheelBackend>(o);
   } else if (b == GoZeroWheelBackend::kName) {
     Run<GoZeroWheelBackend>(o);
   } else if (b == IndexedHeapBackend::kName) {

@@ -1,12 +1,13 @@
 // go-zero's single-level timing wheel, written here from its design (the
-// seed articles): one ring of slots advanced by a ticker every interval;
+// seed articles), with tickwheel-style storage: one ring of slots advanced by a ticker every interval;
 // timers further out than one turn carry a `circle` count; removal is lazy
 // (a flag, dropped when the slot is next scanned); a move records a `diff`
 // to shift the entry by when its circle runs out. Unlike go-zero, circles
 // and diffs are computed relative to the ticker's position, so a moved timer
 // is never a turn early or late. Entries live in a slab and slots are
 // vectors of entry indices (go-zero uses container/list, one heap node per
-// entry), so this is a fast rendition of the design.
+// entry: gozero_list_wheel_backend.h), so this is the fastest rendition of
+// the design we know, kept as the strongest single-level peer.
 #ifndef TICKWHEEL_BENCH_CORE_GOZERO_WHEEL_BACKEND_H_
 #define TICKWHEEL_BENCH_CORE_GOZERO_WHEEL_BACKEND_H_
 
@@ -28,7 +29,7 @@ namespace tickwheel::bench {
 template <std::uint32_t kSlots>
 class GoZeroWheel {
  public:
-  static constexpr const char* kName = "go-zero-wheel";
+  static constexpr const char* kName = "go-zero-wheel-slab";
   static constexpr std::int64_t kTickNs = 1'000'000;  // the interval: 1 ms
 
   static constexpr std::size_t kHarnessBytesPerTimer = 0;

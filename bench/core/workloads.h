@@ -228,6 +228,66 @@ double Idle(std::size_t n, std::int64_t wait_ns, Random& rng) {
   return 100.0 * static_cast<double>(cpu1 - cpu0) / static_cast<double>(t1 - t0);
 }
 
+struct ConnectionsResult {
+  double cpu_percent = 0;     // CPU of the process, % of one core
+  double moves_per_second = 0;
+};
+
+// The demo's idle connections, on one event loop: n connections, each with
+// an idle timeout 30 s after its last heartbeat; heartbeats arrive every
+// 1-10 s per connection (on average n / 5.5 s in all, spread evenly: each
+// millisecond the loop moves that many random connections' timeouts to 30 s
+// from now), for `run_ns` of real time. A loop wake-up every millisecond (a
+// timer re-armed each time, as a server's periodic work would be) paces it.
+// Returns the CPU the whole loop used.
+template <Backend B>
+ConnectionsResult Connections(std::size_t n, std::int64_t run_ns, Random& rng) {
+  constexpr std::int64_t kTimeout = 30 * kSecond;
+  const std::int64_t start = NowNs();
+  B b(n + 1, start, Storage::kPrefault);
+  for (std::size_t i = 0; i < n; i += kBatch) {
+    const std::int64_t now = NowNs();
+    b.SetNow(now);
+    const std::size_t end = std::min(n, i + kBatch);
+    for (std::size_t j = i; j < end; ++j) {
+      // Opened with a last heartbeat up to 10 s ago.
+      b.Insert(static_cast<std::uint32_t>(j), now + kTimeout - rng.Between(0, 10 * kSecond));
+    }
+  }
+  const auto tick = static_cast<std::uint32_t>(n);
+  const double per_ms = static_cast<double>(n) / 5500.0;
+  FireLog log(n + 1 + static_cast<std::size_t>(run_ns / kMs) + 16, false);
+  double owed = 0;
+  std::size_t moves = 0;
+  std::uint32_t id[kBatch];
+  const std::int64_t t0 = NowNs();
+  const std::int64_t cpu0 = CpuNowNs();
+  std::int64_t next = t0;
+  while (next < t0 + run_ns) {
+    next += kMs;
+    const std::int64_t now = NowNs();
+    b.SetNow(now);
+    owed += per_ms;
+    const auto m = std::min(kBatch, static_cast<std::size_t>(owed));
+    owed -= static_cast<double>(m);
+    for (std::size_t i = 0; i < m; ++i) id[i] = static_cast<std::uint32_t>(rng.Below(n));
+    for (std::size_t i = 0; i < m; ++i) b.Move(id[i], now + kTimeout);
+    moves += m;
+    b.Insert(tick, next);
+    const std::size_t before = log.size();
+    bool woke = false;
+    while (!woke && b.RunOnce(log)) {
+      for (std::size_t k = before; k < log.size(); ++k) woke |= log.id(k) == tick;
+    }
+  }
+  const std::int64_t cpu1 = CpuNowNs();
+  const std::int64_t t1 = NowNs();
+  ConnectionsResult r;
+  r.cpu_percent = 100.0 * static_cast<double>(cpu1 - cpu0) / static_cast<double>(t1 - t0);
+  r.moves_per_second = static_cast<double>(moves) * 1e9 / static_cast<double>(t1 - t0);
+  return r;
+}
+
 }  // namespace tickwheel::bench
 
 #endif  // TICKWHEEL_BENCH_CORE_WORKLOADS_H_
