@@ -54,8 +54,12 @@ tsan: deps
 	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
 	  ctest --test-dir $(BUILD)-tsan --output-on-failure -j $(JOBS) -L 'unit|concurrency' --timeout 900
 
+# Core (Wheel against peers: bench/core/report.py) and runtime (Cache,
+# executors: bench/runtime/report.py); each rewrites its region of
+# docs/performance.md. QUICK=1: sizes up to 1M, one repetition.
 bench: build
-	@echo "benchmarks: see issue 5"
+	/usr/bin/python3 bench/core/report.py --build $(BUILD) $(if $(QUICK),--quick)
+	/usr/bin/python3 bench/runtime/report.py --build $(BUILD) $(if $(QUICK),--quick)
 
 bench-server: configure
 	@cmake --build $(BUILD) -j $(JOBS) --target tickwheel_app server_bench

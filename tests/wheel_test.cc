@@ -403,5 +403,34 @@ TEST(WheelTest, DenseBurstFiresEachTimerAtItsTick) {
   EXPECT_TRUE(wheel.empty());
 }
 
+// Two slots at different levels can start at the same tick. A throw from the
+// first leaves the second for the next Advance, which fires it.
+TEST(WheelTest, ThrowWhileTwoSlotsStartTogetherLeavesTheOtherForNextAdvance) {
+  const TimePoint origin{};
+  Wheel<int> wheel(nanoseconds(1), origin);
+  wheel.Schedule(origin + nanoseconds(128), 1);  // level 1, starts at 128
+  wheel.Advance(origin + nanoseconds(64), [](int) {});
+  wheel.Schedule(origin + nanoseconds(128), 2);  // level 0, also at 128
+  EXPECT_THROW(wheel.Advance(origin + nanoseconds(200),
+                             [](int) { throw std::runtime_error("boom"); }),
+               std::runtime_error);
+  EXPECT_NO_THROW(wheel.CheckInvariants());
+  Recorder recorder;
+  wheel.Advance(origin + nanoseconds(200), recorder.Callback());
+  EXPECT_EQ(recorder.fired.size(), 1u);
+  EXPECT_TRUE(wheel.empty());
+}
+
+TEST(WheelTest, CheckInvariantsMayBeCalledFromOnExpire) {
+  Wheel<int> wheel(milliseconds(1), kOrigin);
+  for (int i = 0; i < 3; ++i) wheel.Schedule(kOrigin + milliseconds(5), i);
+  int calls = 0;
+  wheel.Advance(kOrigin + milliseconds(5), [&](int) {
+    EXPECT_NO_THROW(wheel.CheckInvariants());
+    ++calls;
+  });
+  EXPECT_EQ(calls, 3);
+}
+
 }  // namespace
 }  // namespace tickwheel

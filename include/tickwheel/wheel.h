@@ -204,6 +204,7 @@ class Wheel {
   std::uint16_t FirstOccupiedSlot(unsigned level) const;
   // The occupied slot, at any level, that starts first. REQUIRES: one is.
   std::uint16_t EarliestSlot() const;
+  std::uint16_t ScanEarliestSlot() const;
   std::uint16_t DueSlotNow() const {
     return static_cast<std::uint16_t>(kDueSlot + due_now_);
   }
@@ -244,11 +245,17 @@ class Wheel {
   const Tick max_tick_;   // deadlines beyond this are clamped to it
   const std::uint64_t max_span_ns_;  // max_tick_ * tick_ns_
 
-  Tick now_tick_ = 0;  // every filed (non-due) timer's slot starts after it
+  // Every filed (non-due) timer's slot starts after it, or at it when a
+  // throwing on_expire left slots starting at it for the next Advance.
+  Tick now_tick_ = 0;
   unsigned due_now_ = 0;  // which due list takes newly due timers
   bool advancing_ = false;
   std::size_t size_ = 0;
   std::uint16_t processing_ = kFreeSlot;  // the slot Advance is walking
+  // The occupied slot that starts first and its start, or kFreeSlot when not
+  // known. Starts are absolute, so moving now_tick_ does not change them.
+  mutable std::uint16_t earliest_slot_ = kFreeSlot;
+  mutable Tick earliest_start_ = 0;
 
   RingMask occupied_[kLevels] = {};       // bit d: slot d of the level
   std::uint32_t occupied_levels_ = 0;     // bit l: occupied_[l] != 0
@@ -348,6 +355,15 @@ std::uint16_t Wheel<T>::FirstOccupiedSlot(unsigned level) const {
 
 template <typename T>
 std::uint16_t Wheel<T>::EarliestSlot() const {
+  if (earliest_slot_ == kFreeSlot) {
+    earliest_slot_ = ScanEarliestSlot();
+    earliest_start_ = SlotStart(earliest_slot_);
+  }
+  return earliest_slot_;
+}
+
+template <typename T>
+std::uint16_t Wheel<T>::ScanEarliestSlot() const {
   std::uint32_t levels = occupied_levels_;
   std::uint16_t best = FirstOccupiedSlot(
       static_cast<unsigned>(std::countr_zero(levels)));
@@ -458,6 +474,12 @@ void Wheel<T>::File(std::uint32_t index, Node& node) {
   slots_[slot].push_back(index);
   node.slot = slot;
   node.pos = static_cast<std::uint32_t>(slots_[slot].size() - 1);
+  const Tick start = (deadline >> Shift(level)) << Shift(level);
+  if (occupied_levels_ == 0 ||
+      (earliest_slot_ != kFreeSlot && start < earliest_start_)) {
+    earliest_slot_ = slot;
+    earliest_start_ = start;
+  }
   occupied_[level] |= Bit(digit);
   occupied_levels_ |= 1u << level;
 }
@@ -466,6 +488,7 @@ template <typename T>
 void Wheel<T>::MarkEmpty(std::uint16_t slot) noexcept {
   if (slot >= kDueSlot) return;
   const unsigned level = LevelOf(slot);
+  if (slot == earliest_slot_) earliest_slot_ = kFreeSlot;
   occupied_[level] &= ~Bit(DigitOf(slot));
   if (occupied_[level] == 0) occupied_levels_ &= ~(1u << level);
 }
@@ -624,12 +647,21 @@ template <typename T>
 void Wheel<T>::RefileRest(std::uint16_t slot, std::size_t failed) {
   // The live entries from `failed` on were not processed (the one at
   // `failed` was fired and freed, or failed to re-file and is still live).
-  SlotList rest;
-  for (std::size_t i = failed; i < slots_[slot].size(); ++i) {
-    if (IsLive(slot, i)) rest.push_back(slots_[slot][i]);
+  // File never files into `slot` (it starts at now_tick_, or is the due
+  // list that is not taking new timers), so they are re-filed in place,
+  // without allocating a copy. If File throws, the entries not yet re-filed
+  // stay in `slot`, compacted, for the next Advance.
+  SlotList& list = slots_[slot];
+  try {
+    for (std::size_t i = failed; i < list.size(); ++i) {
+      if (IsLive(slot, i)) File(list[i], At(list[i]));
+    }
+  } catch (...) {
+    Compact(slot);
+    if (list.empty()) MarkEmpty(slot);
+    throw;
   }
   Clear(slot);
-  for (std::uint32_t index : rest) File(index, At(index));
 }
 
 template <typename T>
@@ -657,7 +689,7 @@ std::size_t Wheel<T>::Advance(TimePoint now, F&& on_expire) {
   // rest into slots that start later.
   while (occupied_levels_ != 0) {
     const std::uint16_t slot = EarliestSlot();
-    const Tick start = SlotStart(slot);
+    const Tick start = earliest_start_;
     if (start > target) break;
     now_tick_ = start;
     fired += ProcessSlot(slot, on_expire);
@@ -696,6 +728,9 @@ void Wheel<T>::SpreadCascades(Tick previous_tick) {
     // entry is filed first (which may throw, leaving it in place) and then
     // dropped; a stale one was counted as stale.
     for (std::size_t moved = 0; moved < share && !list.empty(); ++moved) {
+      if (list.size() > kPrefetchDistance && moved + kPrefetchDistance < share) {
+        __builtin_prefetch(&At(list[list.size() - 1 - kPrefetchDistance]));
+      }
       const std::uint32_t index = list.back();
       if (IsLive(slot, list.size() - 1)) {
         File(index, At(index));
@@ -704,7 +739,13 @@ void Wheel<T>::SpreadCascades(Tick previous_tick) {
       }
       list.pop_back();
     }
-    if (stale_[slot] == list.size()) Clear(slot);  // nothing live is left
+    // Popping live entries from the back can leave the stale ones (at the
+    // front) outnumbering the rest: apply Unlinked's rule.
+    if (stale_[slot] == list.size()) {
+      Clear(slot);  // nothing live is left
+    } else if (stale_[slot] > 64 && 2 * std::size_t{stale_[slot]} > list.size()) {
+      Compact(slot);
+    }
   }
 }
 
@@ -714,7 +755,8 @@ std::optional<TimePoint> Wheel<T>::NextDeadline() const {
     return TimeOf(now_tick_);
   }
   if (occupied_levels_ == 0) return std::nullopt;
-  return TimeOf(SlotStart(EarliestSlot()));
+  EarliestSlot();
+  return TimeOf(earliest_start_);
 }
 
 template <typename T>
@@ -741,7 +783,8 @@ void Wheel<T>::CheckInvariants() const {
       }
       ++slot_live;
     }
-    if (list.size() - slot_live != stale_[slot]) {
+    // The slot being processed does not count what it fires or re-files.
+    if (slot != processing_ && list.size() - slot_live != stale_[slot]) {
       fail("slot " + std::to_string(slot) + " counts " +
            std::to_string(stale_[slot]) + " stale entries but has " +
            std::to_string(list.size() - slot_live));
@@ -757,7 +800,7 @@ void Wheel<T>::CheckInvariants() const {
              std::to_string(bit) + " with " + std::to_string(list.size()) +
              " entries");
       }
-      if (!list.empty() && SlotStart(slot) <= now_tick_ && !advancing_) {
+      if (!list.empty() && SlotStart(slot) < now_tick_ && !advancing_) {
         fail("slot " + std::to_string(slot) + " starts at tick " +
              std::to_string(SlotStart(slot)) + ", not after now " +
              std::to_string(now_tick_));

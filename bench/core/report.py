@@ -1,0 +1,388 @@
+#!/usr/bin/env python3
+"""Runs the core benchmark and rewrites its region of docs/performance.md.
+
+    python3 bench/core/report.py [--build build] [--quick] [--repetitions N]
+    python3 bench/core/report.py --from-csv      # re-render from bench/results/
+
+Runs build/bench/core/core_bench once per backend, size and repetition, each
+in its own process (the memory workload in a process of its own too), the
+idle workload for every backend at 1M timers (concurrently: it measures each
+process's own CPU time), the idle-connections workload for every backend at
+1M, and keyed_bench (TimingWheel against go-zero's keyed design). Writes bench/results/core_raw.csv (every figure),
+core_medians.csv (medians over repetitions), PNG plots in docs/img/ (see
+plots.py) and replaces what lies between <!-- BEGIN core-bench --> and
+<!-- END core-bench --> in docs/performance.md (creating the region, first
+in the file, if missing). Nothing outside the markers is touched.
+
+Full: 10k, 100k and 1M timers for every backend, 10M for tickwheel and the
+fastest peers, 3 repetitions, 10 s idle. --quick: up to 1M, 1 repetition,
+2 s idle (a few minutes).
+"""
+import argparse
+import csv
+import datetime
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+RESULTS = os.path.join(ROOT, "bench", "results")
+BEGIN = "<!-- BEGIN core-bench -->"
+END = "<!-- END core-bench -->"
+
+BACKENDS = ["tickwheel", "go-zero-wheel", "go-zero-wheel-slab", "indexed-heap",
+            "libevent", "libuv", "libev", "asio"]
+PEERS = BACKENDS[1:]
+# 10M only for tickwheel and the fastest peers (the others take minutes and
+# gigabytes there and lose at 1M already).
+BACKENDS_10M = ["tickwheel", "go-zero-wheel-slab", "indexed-heap", "libev"]
+SIZES = [10_000, 100_000, 1_000_000, 10_000_000]
+OP_METRICS = [("fill_ns", "fill", "ns per insert"),
+              ("move_ns", "move", "ns per move"),
+              ("cancel_ns", "cancel", "ns per cancel"),
+              ("fire_cpu_ns", "fire", "CPU ns per fired timer")]
+
+
+def log(*args):
+    print("report.py:", *args, file=sys.stderr, flush=True)
+
+
+def run_rows(cmd):
+    """Runs one benchmark process; returns its CSV rows (backend,n,metric,value)."""
+    log(" ".join(cmd))
+    out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout
+    rows = []
+    for line in out.splitlines():
+        backend, n, metric, value = line.split(",")
+        rows.append((backend, int(n), metric, float(value)))
+    return rows
+
+
+def run_core(binary, quick, repetitions):
+    sizes = SIZES[:3] if quick else SIZES
+    raw = []  # (backend, n, rep, metric, value)
+    for rep in range(repetitions):
+        for n in sizes:
+            for backend in BACKENDS:
+                if n == 10_000_000 and backend not in BACKENDS_10M:
+                    continue
+                seed = str(rep + 1)
+                base = [binary, "--backend", backend, "--n", str(n), "--seed", seed]
+                for workloads in ("memory", "fill,move,cancel,fire"):
+                    for b, size, metric, value in run_rows(base + ["--workloads", workloads]):
+                        raw.append((b, size, rep, metric, value))
+    seconds = "2" if quick else "10"
+    # The demo's idle connections, one backend after another (they use CPU).
+    for backend in BACKENDS:
+        cmd = [binary, "--backend", backend, "--n", "1000000", "--workloads", "conns",
+               "--idle-seconds", seconds]
+        for b, size, metric, value in run_rows(cmd):
+            raw.append((b, size, 0, metric, value))
+    # Keyed: TimingWheel against go-zero's queue-fed loop.
+    keyed = os.path.join(os.path.dirname(binary), "keyed_bench")
+    for rep in range(repetitions):
+        for b, size, metric, value in run_rows([keyed, "--keys", "1000000"]):
+            raw.append((b, size, rep, metric, value))
+    # Idle: every backend at once, each measuring its own process's CPU.
+    procs = []
+    for backend in BACKENDS:
+        cmd = [binary, "--backend", backend, "--n", "1000000", "--workloads", "idle",
+               "--idle-seconds", seconds]
+        log(" ".join(cmd))
+        procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True))
+    for p in procs:
+        out, _ = p.communicate()
+        if p.returncode != 0:
+            sys.exit(f"report.py: idle run failed ({p.args})")
+        for line in out.splitlines():
+            b, n, metric, value = line.split(",")
+            raw.append((b, int(n), 0, metric, float(value)))
+    return raw
+
+
+def write_csv(path, header, rows):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        w.writerows(rows)
+    log("wrote", os.path.relpath(path, ROOT))
+
+
+def read_csv(path):
+    with open(path) as f:
+        r = csv.reader(f)
+        next(r)
+        return list(r)
+
+
+def medians(raw):
+    groups = {}
+    for backend, n, _rep, metric, value in raw:
+        groups.setdefault((backend, int(n), metric), []).append(float(value))
+    return {k: statistics.median(v) for k, v in groups.items()}
+
+
+def machine():
+    model, l3 = "unknown CPU", "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+        out = subprocess.run(["lscpu"], stdout=subprocess.PIPE, text=True).stdout
+        for line in out.splitlines():
+            if line.startswith("L3 cache"):
+                l3 = line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return f"{model}, {os.cpu_count()} CPUs, L3 {l3}, Linux {os.uname().release}"
+
+
+def commit():
+    try:
+        return subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+                              stdout=subprocess.PIPE, text=True).stdout.strip()
+    except OSError:
+        return "?"
+
+
+def fmt(x, unit=""):
+    if x is None:
+        return "–"
+    if x >= 100:
+        s = f"{x:,.0f}"
+    elif x >= 10:
+        s = f"{x:.1f}"
+    else:
+        s = f"{x:.2f}"
+    return s + unit
+
+
+def best_peer(m, metric, n):
+    vals = [(m[(p, n, metric)], p) for p in PEERS if (p, n, metric) in m]
+    return min(vals) if vals else (None, None)
+
+
+def targets(m):
+    """Rows of the targets table: (what, tickwheel, best peer, ratio, target, met)."""
+    rows = []
+    n = 1_000_000
+    limits = {"fill_ns": 1 / 3, "move_ns": 1 / 5, "fire_cpu_ns": 1 / 2}
+    for metric, name, unit in OP_METRICS:
+        tw = m.get(("tickwheel", n, metric))
+        peer, who = best_peer(m, metric, n)
+        if tw is None or peer is None:
+            continue
+        ratio = tw / peer
+        limit = limits.get(metric)
+        rows.append((f"{name} ({unit})", fmt(tw), f"{fmt(peer)} ({who})", f"{ratio:.2f}",
+                     f"≤ {limit:.2f}" if limit else "–",
+                     ("yes" if ratio <= limit else "**no**") if limit else "–"))
+    mem = m.get(("tickwheel", n, "bytes_per_timer"))
+    if mem is not None:
+        peer, who = best_peer(m, "bytes_per_timer", n)
+        rows.append(("memory (bytes per pending timer)", fmt(mem), f"{fmt(peer)} ({who})",
+                     f"{mem / peer:.2f}", "≤ 32 B", "yes" if mem <= 32 else "**no**"))
+    p99 = m.get(("tickwheel", n, "late_p99_us"))
+    if p99 is not None:
+        peer, who = best_peer(m, "late_p99_us", n)
+        rows.append(("lateness p99, 1M due within 300 ms (ms)", fmt(p99 / 1000),
+                     f"{fmt(peer / 1000)} ({who})", f"{p99 / peer:.2f}", "≤ 2 ms",
+                     "yes" if p99 <= 2000 else "**no**"))
+    idle = m.get(("tickwheel", n, "idle_cpu_percent"))
+    if idle is not None:
+        peer, who = best_peer(m, "idle_cpu_percent", n)
+        rows.append(("idle, 1M due in an hour (% of a core)", f"{idle:.4f}",
+                     f"{peer:.4f} ({who})", "–", "< 0.1 %",
+                     "yes" if idle < 0.1 else "**no**"))
+    big = 10_000_000
+    for metric, name, _unit in OP_METRICS:
+        a, b = m.get(("tickwheel", n, metric)), m.get(("tickwheel", big, metric))
+        if a is None or b is None:
+            continue
+        rows.append((f"10M vs 1M, {name} (tickwheel's own ns)", f"{fmt(b)} vs {fmt(a)}", "–",
+                     f"{b / a:.2f}", "≤ 2", "yes" if b / a <= 2 else "**no**"))
+    return rows
+
+
+def ratios_at(m, n):
+    """'fill 0.41 (vs indexed-heap), ...' for the closing note and the doc."""
+    parts = []
+    for metric, name, _unit in OP_METRICS + [("bytes_per_timer", "memory", ""),
+                                             ("late_p99_us", "lateness p99", "")]:
+        tw = m.get(("tickwheel", n, metric))
+        peer, who = best_peer(m, metric, n)
+        if tw is None or peer is None:
+            continue
+        parts.append(f"{name} {tw / peer:.2f} (vs {who})")
+    return ", ".join(parts)
+
+
+def table(m, metric, sizes, scale=1.0):
+    present = [n for n in sizes if any((b, n, metric) in m for b in BACKENDS)]
+    head = "| backend | " + " | ".join(label(n) for n in present) + " |"
+    lines = [head, "|---" + "|---:" * len(present) + "|"]
+    for b in BACKENDS:
+        cells = [fmt(m[(b, n, metric)] * scale) if (b, n, metric) in m else "–"
+                 for n in present]
+        name = f"**{b}**" if b == "tickwheel" else b
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def label(n):
+    return f"{n // 1_000_000}M" if n >= 1_000_000 else f"{n // 1000}k"
+
+
+def region(m, info):
+    out = [BEGIN, "<!-- generated by bench/core/report.py; edits here are overwritten -->", ""]
+    out += [f"Measured {info['date']} at commit {info['commit']} on {info['machine']}, "
+            f"by `{info['command']}`; load average {info['load_start']:.1f} at the start and "
+            f"{info['load_end']:.1f} at the end (the machine is shared: figures under load "
+            f"are noisy). Medians of {info['repetitions']} runs; every backend and size runs "
+            "in its own process. Raw figures: `bench/results/core_raw.csv`.", ""]
+    out += ["![ns per operation against pending timers, per backend](img/core_ns_per_op.png)", ""]
+    out += ["**Targets at 1M pending timers.** Ratio: tickwheel's figure over the best peer's "
+            "in this run (lower is better).", "",
+            "| workload | tickwheel | best peer | ratio | target | met |",
+            "|---|---:|---:|---:|---:|---|"]
+    for row in targets(m):
+        out.append("| " + " | ".join(row) + " |")
+    out += ["", f"Ratios to the best peer at 1M: {ratios_at(m, 1_000_000)}.", ""]
+    r10 = ratios_at(m, 10_000_000)
+    if r10:
+        out += [f"At 10M (tickwheel, {', '.join(BACKENDS_10M[1:])} only): {r10}.", ""]
+    for metric, name, unit in OP_METRICS:
+        out += [f"**{name}**, {unit}:", ""] + table(m, metric, SIZES) + [""]
+    out += ["**fill into storage grown on demand** (page faults included; the `fill` above "
+            "runs on storage each backend allocated and touched up front), ns per insert:",
+            ""] + table(m, "fill_cold_ns", SIZES) + [""]
+    out += ["**memory**, resident bytes per pending timer (RSS growth over a fill, the "
+            "caller's 8-byte TimerId excluded, the timer structs libevent, libuv, libev and "
+            "Asio make the caller embed included):", ""]
+    out += table(m, "bytes_per_timer", SIZES) + [""]
+    out += ["![resident bytes per pending timer](img/core_memory.png)", ""]
+    out += ["**lateness**, N timers due uniformly within 300 ms (ms; measured when the loop "
+            "turn that fired the timer returned, so an upper bound): p50 / p99 / max", ""]
+    present = [n for n in SIZES if ("tickwheel", n, "late_p99_us") in m]
+    lines = ["| backend | " + " | ".join(label(n) for n in present) + " |",
+             "|---" + "|---:" * len(present) + "|"]
+    for b in BACKENDS:
+        cells = []
+        for n in present:
+            if (b, n, "late_p50_us") in m:
+                cells.append(" / ".join(fmt(m[(b, n, q)] / 1000)
+                                        for q in ("late_p50_us", "late_p99_us",
+                                                  "late_max_us")))
+            else:
+                cells.append("–")
+        lines.append(f"| {b} | " + " | ".join(cells) + " |")
+    out += lines + ["", "![lateness distribution at 1M](img/core_lateness.png)", ""]
+    out += ["**idle**: 1M timers due in 1-2 h, then the event loop waits "
+            f"{info['idle_seconds']} s: CPU used, % of one core:", "",
+            "| backend | idle CPU |", "|---|---:|"]
+    for b in BACKENDS:
+        v = m.get((b, 1_000_000, "idle_cpu_percent"))
+        if v is not None:
+            out.append(f"| {b} | {v:.4f} % |")
+    out += ["", "**idle connections** (the demo's scenario on one event loop): 1M connections, "
+            "each with a 30 s idle timeout that every heartbeat (1-10 s apart per "
+            "connection, about 182k a second in all) moves to 30 s later; the loop wakes "
+            f"every millisecond; {info['idle_seconds']} s. CPU used, % of one core:", "",
+            "| backend | CPU | moves per second |", "|---|---:|---:|"]
+    for b in BACKENDS:
+        v = m.get((b, 1_000_000, "conns_cpu_percent"))
+        if v is not None:
+            mv = m.get((b, 1_000_000, "conns_moves_per_s"), 0)
+            out.append(f"| {b} | {v:.2f} % | {mv:,.0f} |")
+    out += [""]
+    out += keyed_table(m)
+    out += ["", END]
+    return "\n".join(out)
+
+
+def keyed_table(m):
+    tw, gz = "tickwheel-TimingWheel", "go-zero-queue"
+    if (tw, 1_000_000, "set_mops_t1") not in m:
+        return []
+    lines = ["**keyed**: `TimingWheel<uint64_t, uint32_t>` (synchronous calls, sharded locks) "
+             "against go-zero's design (calls queue a command for one loop thread; counted "
+             "when applied), 1M keys, interval 1 s, delays in [1 s, 1 h]; million operations "
+             "per second, all producer threads together. Ratio > 1: tickwheel is faster.", "",
+             "| operation | producers | TimingWheel | go-zero queue | ratio |",
+             "|---|---:|---:|---:|---:|"]
+    for op in ("set", "move", "remove"):
+        for t in (1, 2, 4):
+            a = m.get((tw, 1_000_000, f"{op}_mops_t{t}"))
+            b = m.get((gz, 1_000_000, f"{op}_mops_t{t}"))
+            if a is None or b is None:
+                continue
+            lines.append(f"| {op} | {t} | {a:.2f} | {b:.2f} | {a / b:.2f} |")
+    return lines
+
+
+def write_region(text):
+    path = os.path.join(ROOT, "docs", "performance.md")
+    doc = open(path).read() if os.path.exists(path) else "# Performance\n"
+    if BEGIN in doc and END in doc:
+        doc = doc[:doc.index(BEGIN)] + text + doc[doc.index(END) + len(END):]
+    else:
+        # First in the file: after the title line, before any other section.
+        lines = doc.split("\n", 1)
+        rest = lines[1] if len(lines) > 1 else ""
+        doc = (lines[0] + "\n\n## Core: Wheel against the timers people use\n\n" + text +
+               "\n\n" + rest.lstrip("\n"))
+    with open(path, "w") as f:
+        f.write(doc)
+    log("wrote", os.path.relpath(path, ROOT))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--repetitions", type=int, default=3)
+    parser.add_argument("--from-csv", action="store_true",
+                        help="render plots and docs from bench/results/ without running")
+    args = parser.parse_args()
+    os.makedirs(RESULTS, exist_ok=True)
+    raw_path = os.path.join(RESULTS, "core_raw.csv")
+    info_path = os.path.join(RESULTS, "core_run.csv")
+    if args.from_csv:
+        raw = [(b, int(n), int(r), k, float(v)) for b, n, r, k, v in read_csv(raw_path)]
+        info = {k: v for k, v in read_csv(info_path)}
+        for k in ("load_start", "load_end"):
+            info[k] = float(info[k])
+    else:
+        binary = os.path.join(args.build, "bench", "core", "core_bench")
+        if not os.path.exists(binary):
+            sys.exit(f"report.py: {binary} is missing; build it first "
+                     "(cmake --build build --target core_bench)")
+        repetitions = 1 if args.quick else args.repetitions
+        info = {"date": datetime.date.today().isoformat(), "commit": commit(),
+                "machine": machine(), "load_start": os.getloadavg()[0],
+                "command": "make bench QUICK=1" if args.quick else "make bench",
+                "repetitions": repetitions, "idle_seconds": 2 if args.quick else 10}
+        raw = run_core(binary, args.quick, repetitions)
+        info["load_end"] = os.getloadavg()[0]
+        write_csv(raw_path, ["backend", "n", "rep", "metric", "value"], raw)
+        write_csv(info_path, ["key", "value"], sorted(info.items()))
+    m = medians(raw)
+    write_csv(os.path.join(RESULTS, "core_medians.csv"), ["backend", "n", "metric", "median"],
+              sorted((b, n, k, f"{v:.6g}") for (b, n, k), v in m.items()))
+    sys.path.insert(0, HERE)
+    import plots  # needs matplotlib: run with /usr/bin/python3
+    plots.render(m, BACKENDS, SIZES, OP_METRICS, os.path.join(ROOT, "docs", "img"))
+    write_region(region(m, info))
+    print("ratios at 1M:", ratios_at(m, 1_000_000))
+    print("ratios at 10M:", ratios_at(m, 10_000_000))
+    print("\n".join(keyed_table(m)))
+    for row in targets(m):
+        print(" | ".join(row))
+
+
+if __name__ == "__main__":
+    main()
