@@ -74,7 +74,8 @@ void AddServe(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--postgres", options->postgres,
                   "PostgreSQL URL for cluster mode (not supported yet)");
-  cmd->add_option("--nats", options->nats, "NATS URL for NATS targets (not supported yet)");
+  cmd->add_option("--nats", options->nats,
+                  "NATS URL (nats://host:4222) for {\"nats\": subject} targets (JetStream)");
   cmd->add_option("--threads", options->threads, "HTTP server threads")
       ->capture_default_str()->check(CLI::Range(1, 64));
   cmd->add_option("--window", (*flags)["window"],
@@ -136,7 +137,7 @@ void AddClientCommands(CLI::App& app, int& exit_code) {
   };
 
   struct AddFlags {
-    std::string in, url, payload, id;
+    std::string in, url, nats, payload, id;
     std::int64_t at = -1;
     int max_attempts = 0;
   };
@@ -146,7 +147,9 @@ void AddClientCommands(CLI::App& app, int& exit_code) {
   auto* in_opt = add_cmd->add_option("--in", add->in, "fire after this long (e.g. 30s)")
                      ->check(DurationCheck());
   add_cmd->add_option("--at", add->at, "fire at this Unix time in ms")->excludes(in_opt);
-  add_cmd->add_option("--url", add->url, "webhook to POST to")->required();
+  auto* url_opt = add_cmd->add_option("--url", add->url, "webhook to POST to");
+  add_cmd->add_option("--nats", add->nats, "JetStream subject to publish to (instead of --url)")
+      ->excludes(url_opt);
   add_cmd->add_option("--payload", add->payload, "JSON payload");
   add_cmd->add_option("--id", add->id, "the timer's id (default: generated)");
   add_cmd->add_option("--max-attempts", add->max_attempts, "delivery attempts")
@@ -159,7 +162,18 @@ void AddClientCommands(CLI::App& app, int& exit_code) {
     } else {
       body["delay_ms"] = add->in.empty() ? 0 : Ms(add->in).count();
     }
-    body["target"] = json::object{{"url", add->url}};
+    if (add->url.empty() && add->nats.empty()) {
+      std::fprintf(stderr, "tickwheel: give --url or --nats\n");
+      exit_code = 2;
+      return;
+    }
+    json::object target;
+    if (!add->nats.empty()) {
+      target["nats"] = add->nats;
+    } else {
+      target["url"] = add->url;
+    }
+    body["target"] = std::move(target);
     if (!add->payload.empty()) {
       boost::system::error_code ec;
       json::value payload = json::parse(add->payload, ec);

@@ -78,10 +78,6 @@ int RunServe(const ServeOptions& options) {
                   "run without it to use the embedded store in --data-dir");
     return 1;
   }
-  if (!options.nats.empty()) {
-    spdlog::error("--nats: NATS targets are not supported yet; timers take http:// urls");
-    return 1;
-  }
   std::string error;
   auto endpoint = ParseListen(options.listen, &error);
   if (!endpoint) {
@@ -104,15 +100,26 @@ int RunServe(const ServeOptions& options) {
                options.data_dir, at_start[0], at_start[1], at_start[2], at_start[3],
                at_start[4]);
 
+  std::unique_ptr<NatsPublisher> nats;
+  if (!options.nats.empty()) {
+    nats = NatsPublisher::Connect(options.nats, options.webhook.timeout, 4, &error);
+    if (!nats) {
+      spdlog::error("{}", error);
+      return 1;
+    }
+    spdlog::info("NATS targets publish to JetStream at {}", options.nats);
+  }
+  ApiLimits limits = options.limits;
+  limits.nats_enabled = nats != nullptr;
   WebhookClient webhook(options.webhook);
   Dispatcher* dispatcher_ptr = nullptr;
   Scheduler scheduler(*store, options.scheduler, [&dispatcher_ptr](std::vector<DueEntry> due) {
     dispatcher_ptr->OnFired(std::move(due));
   });
-  Dispatcher dispatcher(*store, scheduler, webhook, metrics);
+  Dispatcher dispatcher(*store, scheduler, webhook, nats.get(), metrics);
   dispatcher_ptr = &dispatcher;
 
-  Api api(*store, scheduler, metrics, options.limits, [&](std::string& out) {
+  Api api(*store, scheduler, metrics, limits, [&](std::string& out) {
     const StateCounts c = store->Counts();
     AppendGauge(out, "tickwheel_timers_pending", "Timers waiting to fire (incl. retries in backoff).", static_cast<double>(c[0]));
     AppendGauge(out, "tickwheel_timers_delivering", "Timers with an attempt in flight.", static_cast<double>(c[1]));
@@ -180,6 +187,7 @@ int RunServe(const ServeOptions& options) {
   ioc.stop();
   for (auto& t : threads) t.join();
   webhook.Stop();
+  if (nats) nats->Stop();
   store->Close();
   spdlog::info("stopped cleanly");
   return 0;
