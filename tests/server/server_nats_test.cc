@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <nats/nats.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +23,7 @@ class NatsServer {
   explicit NatsServer(const std::string& dir) : port_(FreePort()) {
     pid_ = fork();
     if (pid_ == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);  // do not outlive the test
       const std::string port = std::to_string(port_);
       const std::string log = dir + "/nats.log";
       // Debian puts it in /usr/sbin, which is not on every user's PATH.
