@@ -85,6 +85,10 @@ def run_core(binary, quick, repetitions):
     for rep in range(repetitions):
         for b, size, metric, value in run_rows([keyed, "--keys", "1000000"]):
             raw.append((b, size, rep, metric, value))
+    # The machine's limits: random access and a clock read.
+    probe = os.path.join(os.path.dirname(binary), "memory_probe")
+    for b, size, metric, value in run_rows([probe]):
+        raw.append((b, size, 0, metric, value))
     # Idle: every backend at once, each measuring its own process's CPU.
     procs = []
     for backend in BACKENDS:
@@ -245,6 +249,15 @@ def region(m, info):
             f"are noisy). Medians of {info['repetitions']} runs; every backend and size runs "
             "in its own process. Raw figures: `bench/results/core_raw.csv`.", ""]
     out += ["![ns per operation against pending timers, per backend](img/core_ns_per_op.png)", ""]
+    if ("memory", 1_000_000, "dependent_ns") in m:
+        g = lambda n, k: m.get(("memory", n, k), float("nan"))
+        out += ["Limits of this machine in the same run (`bench/core/memory_probe.cc`, 32-byte "
+                f"records on huge pages): a clock read {g(0, 'clock_ns'):.0f} ns; a random "
+                f"access that depends on the previous one {g(1_000_000, 'dependent_ns'):.0f} ns "
+                f"over 1M records (32 MB) and {g(10_000_000, 'dependent_ns'):.0f} ns over 10M; "
+                "independent random read-modify-writes, overlapped by the core, "
+                f"{g(1_000_000, 'independent_ns'):.1f} ns each at 1M and "
+                f"{g(10_000_000, 'independent_ns'):.1f} ns at 10M.", ""]
     out += ["**Targets at 1M pending timers.** Ratio: tickwheel's figure over the best peer's "
             "in this run (lower is better).", "",
             "| workload | tickwheel | best peer | ratio | target | met |",
