@@ -5,13 +5,15 @@
 #   make test               install, build, run every test, then the
 #                           sanitizer builds (ASan+UBSan, TSan)
 #   make bench [QUICK=1]    benchmarks against peers; regenerates docs
+#   make bench-server [QUICK=1]  tickwheel serve against PostgreSQL + SKIP
+#                           LOCKED; regenerates docs/performance.md's region
 #   make asan | make tsan   one sanitizer build and its tests
 BUILD ?= build
 JOBS ?= $(shell nproc)
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 CMAKE_ARGS ?=
 
-.PHONY: all deps configure build run demo test unit-test asan tsan bench clean format
+.PHONY: all deps configure build run demo test unit-test asan tsan bench bench-server clean format
 
 all: build
 
@@ -58,6 +60,10 @@ tsan: deps
 bench: build
 	/usr/bin/python3 bench/core/report.py --build $(BUILD) $(if $(QUICK),--quick)
 	/usr/bin/python3 bench/runtime/report.py --build $(BUILD) $(if $(QUICK),--quick)
+
+bench-server: configure
+	@cmake --build $(BUILD) -j $(JOBS) --target tickwheel_app server_bench
+	BUILD=$(BUILD) QUICK=$(QUICK) bench/server/run.sh
 
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cc')

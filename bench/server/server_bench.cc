@@ -1,0 +1,426 @@
+// make bench-server: tickwheel serve against a PostgreSQL table polled with
+// SKIP LOCKED, measured the same way on the same machine. Prints one JSON
+// object (for bench/server/report.py) on stdout and progress on stderr.
+//
+// Phases (each on a fresh server / a fresh table):
+//   batch_creates   timers/s through POST /v1:batch (1000 per request, 4
+//                   connections) | multi-row INSERTs of 1000 rows
+//   single_creates  timers/s, one per request, 64 keep-alive connections |
+//                   single-row INSERTs from 64 connections
+//   herd            100,000 timers due within the same second: deliveries/s
+//                   at a local receiver, first to last
+//   lateness        20,000 timers spread over 10 s (2,000/s): received - due
+//   backlog         N pending far in the future: server RSS; kill -9,
+//                   restart, time to the first overdue delivery
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <boost/json.hpp>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli/blocking_http_client.h"
+#include "load_client.h"
+#include "pg_peer.h"
+#include "support/server_process.h"
+#include "support/webhook_receiver.h"
+
+namespace tickwheel::bench {
+namespace {
+
+namespace json = boost::json;
+using testing::Delivery;
+using testing::ServerProcess;
+using testing::TempDir;
+using testing::WebhookReceiver;
+
+std::int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+double SelfCpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+double ProcCpuSeconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(in, line);
+  const std::size_t close = line.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(line.substr(close + 2));
+  std::string field;
+  double utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {
+    if (i == 14) utime = std::stod(field);
+    if (i == 15) stime = std::stod(field);
+  }
+  return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// Busy CPU seconds of the whole machine (all processes, all cores).
+double MachineBusySeconds() {
+  std::ifstream in("/proc/stat");
+  std::string cpu;
+  double user, nice, system, idle, iowait, irq, softirq, steal;
+  in >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal;
+  return (user + nice + system + irq + softirq + steal) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+std::size_t RssBytes(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  }
+  return 0;
+}
+
+double LoadAverage() {
+  double l = 0;
+  std::ifstream("/proc/loadavg") >> l;
+  return l;
+}
+
+// CPU used during a phase, in % of one core.
+class CpuMeter {
+ public:
+  explicit CpuMeter(pid_t server = 0)
+      : server_(server),
+        start_(std::chrono::steady_clock::now()),
+        self_(SelfCpuSeconds()),
+        machine_(MachineBusySeconds()),
+        server_cpu_(server ? ProcCpuSeconds(server) : 0) {}
+  json::object Stop() const {
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    json::object o;
+    o["bench_cpu_pct"] = 100 * (SelfCpuSeconds() - self_) / wall;
+    o["machine_cpu_pct"] = 100 * (MachineBusySeconds() - machine_) / wall;
+    if (server_) o["server_cpu_pct"] = 100 * (ProcCpuSeconds(server_) - server_cpu_) / wall;
+    return o;
+  }
+
+ private:
+  pid_t server_;
+  std::chrono::steady_clock::time_point start_;
+  double self_, machine_, server_cpu_;
+};
+
+std::string Timer(const std::string& id, std::int64_t fire_at_ms, const std::string& url) {
+  return "{\"id\":\"" + id + "\",\"fire_at_ms\":" + std::to_string(fire_at_ms) +
+         ",\"target\":{\"url\":\"" + url + "\"},\"payload\":{\"n\":1}}";
+}
+
+std::string Batch(const std::string& prefix, std::uint64_t from, std::uint64_t n,
+                  const std::function<std::int64_t(std::uint64_t)>& fire_at, const std::string& url) {
+  std::string body = "{\"timers\":[";
+  body.reserve(n * 110);
+  for (std::uint64_t i = from; i < from + n; ++i) {
+    if (i > from) body += ',';
+    body += Timer(prefix + std::to_string(i), fire_at(i), url);
+  }
+  return body + "]}";
+}
+
+// Creates `n` timers through the batch API; returns timers/s.
+double CreateBatches(const ServerProcess& server, const std::string& prefix, std::uint64_t n,
+                     std::uint64_t per_batch, int connections,
+                     const std::function<std::int64_t(std::uint64_t)>& fire_at,
+                     const std::string& url) {
+  const std::uint64_t batches = (n + per_batch - 1) / per_batch;
+  LoadResult r = RunLoad("127.0.0.1", server.port(), connections, batches, std::chrono::hours(1),
+                         "/v1/timers:batch",
+                         [&](std::uint64_t b) {
+                           return Batch(prefix, b * per_batch, std::min(per_batch, n - b * per_batch),
+                                        fire_at, url);
+                         },
+                         201);
+  if (r.failed) std::fprintf(stderr, "  %llu batches failed\n", static_cast<unsigned long long>(r.failed));
+  return static_cast<double>(r.ok * per_batch) / r.seconds;
+}
+
+json::object LatenessStats(std::vector<Delivery> d) {
+  std::vector<std::int64_t> late;
+  std::int64_t first = INT64_MAX, last = INT64_MIN, early = 0;
+  for (const Delivery& x : d) {
+    late.push_back(x.received_ms - x.fire_at_ms);
+    if (x.received_ms < x.fire_at_ms) ++early;
+    first = std::min(first, x.received_ms);
+    last = std::max(last, x.received_ms);
+  }
+  std::sort(late.begin(), late.end());
+  json::object o;
+  o["count"] = late.size();
+  o["early"] = early;
+  if (!late.empty()) {
+    o["p50_ms"] = late[late.size() / 2];
+    o["p99_ms"] = late[late.size() * 99 / 100];
+    o["max_ms"] = late.back();
+    o["first_to_last_ms"] = last - first;
+  }
+  return o;
+}
+
+bool WaitCount(WebhookReceiver& receiver, std::size_t n, int seconds) {
+  return receiver.WaitFor(n, std::chrono::seconds(seconds));
+}
+
+struct Options {
+  std::string binary;
+  std::string pg;
+  std::uint64_t batch_total = 400'000;
+  std::uint64_t herd = 100'000;
+  std::vector<std::uint64_t> backlogs = {1'000'000, 10'000'000};
+  double single_seconds = 10;
+};
+
+json::object TickwheelBatchCreates(const Options& o, TempDir& dir) {
+  ServerProcess server(o.binary, dir.path() + "/batch", {"--max-batch", "10000"});
+  if (!server.Start()) std::exit(1);
+  const std::int64_t far = NowMs() + 3'600'000;
+  CpuMeter cpu(server.pid());
+  const double rate = CreateBatches(server, "b", o.batch_total, 1000, 4,
+                                    [&](std::uint64_t) { return far; }, "http://127.0.0.1:9/x");
+  json::object r = cpu.Stop();
+  r["per_s"] = rate;
+  server.Terminate();
+  return r;
+}
+
+json::object TickwheelSingleCreates(const Options& o, TempDir& dir) {
+  ServerProcess server(o.binary, dir.path() + "/single");
+  if (!server.Start()) std::exit(1);
+  const std::int64_t far = NowMs() + 3'600'000;
+  CpuMeter cpu(server.pid());
+  LoadResult l = RunLoad("127.0.0.1", server.port(), 64, UINT64_MAX,
+                         std::chrono::milliseconds(static_cast<int>(o.single_seconds * 1000)),
+                         "/v1/timers",
+                         [&](std::uint64_t i) { return Timer("s" + std::to_string(i), far, "http://127.0.0.1:9/x"); },
+                         201);
+  json::object r = cpu.Stop();
+  r["per_s"] = static_cast<double>(l.ok) / l.seconds;
+  r["failed"] = l.failed;
+  server::BlockingHttpClient client(server.address());
+  std::string m = client.Call("GET", "/metrics").body;
+  auto metric = [&](const std::string& name) {
+    std::size_t at = m.find("\n" + name + " ");
+    return at == std::string::npos ? 0.0 : std::stod(m.substr(at + name.size() + 2));
+  };
+  r["mutations_per_group"] = metric("tickwheel_store_group_mutations_total") /
+                             std::max(1.0, metric("tickwheel_store_groups_total"));
+  server.Terminate();
+  return r;
+}
+
+json::object TickwheelHerd(const Options& o, TempDir& dir) {
+  WebhookReceiver receiver(1);
+  ServerProcess server(o.binary, dir.path() + "/herd", {"--max-batch", "10000"});
+  if (!server.Start()) std::exit(1);
+  const std::int64_t t0 = NowMs() + 5000;
+  CreateBatches(server, "h", o.herd, 10'000, 2, [&](std::uint64_t i) { return t0 + static_cast<std::int64_t>(i % 1000); },
+                receiver.url());
+  if (NowMs() >= t0) std::fprintf(stderr, "  warning: creating the herd took longer than 5 s\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(std::max<std::int64_t>(0, t0 - NowMs())));
+  CpuMeter cpu(server.pid());
+  const bool all = WaitCount(receiver, o.herd, 300);
+  json::object r = cpu.Stop();
+  json::object late = LatenessStats(receiver.deliveries());
+  r["all_delivered"] = all;
+  r["lateness"] = late;
+  const double span = static_cast<double>(late["first_to_last_ms"].as_int64()) / 1000.0;
+  r["per_s"] = static_cast<double>(o.herd) / std::max(span, 0.001);
+  server.Terminate();
+  return r;
+}
+
+json::object TickwheelLateness(const Options& o, TempDir& dir) {
+  WebhookReceiver receiver(1);
+  ServerProcess server(o.binary, dir.path() + "/lateness", {"--max-batch", "10000"});
+  if (!server.Start()) std::exit(1);
+  constexpr int kTimers = 20'000;
+  const std::int64_t t0 = NowMs() + 3000;
+  CreateBatches(server, "l", kTimers, 10'000, 1, [&](std::uint64_t i) { return t0 + static_cast<std::int64_t>(i / 2); },
+                receiver.url());
+  CpuMeter cpu(server.pid());
+  WaitCount(receiver, kTimers, 120);
+  json::object r = cpu.Stop();
+  r["lateness"] = LatenessStats(receiver.deliveries());
+  (void)o;
+  server.Terminate();
+  return r;
+}
+
+json::object TickwheelBacklog(const Options& o, TempDir& dir, std::uint64_t n) {
+  WebhookReceiver receiver(1);
+  const std::string data = dir.path() + "/backlog" + std::to_string(n);
+  ServerProcess server(o.binary, data, {"--max-batch", "10000"});
+  if (!server.Start()) std::exit(1);
+  const std::int64_t far = NowMs() + 3'600'000;
+  CpuMeter cpu(server.pid());
+  const double rate = CreateBatches(server, "f", n, 10'000, 2, [&](std::uint64_t) { return far; },
+                                    "http://127.0.0.1:9/x");
+  json::object r;
+  r["pending"] = n;
+  r["create_per_s"] = rate;
+  r["create_cpu"] = cpu.Stop();
+  // Overdue by the time the server is back.
+  const std::int64_t near = NowMs() + 1000;
+  CreateBatches(server, "n", 1000, 1000, 1, [&](std::uint64_t) { return near; }, receiver.url());
+  r["rss_bytes_running"] = RssBytes(server.pid());
+  server.Kill();
+  std::this_thread::sleep_for(std::chrono::milliseconds(std::max<std::int64_t>(0, near - NowMs() + 200)));
+  const std::int64_t restart = NowMs();
+  if (!server.Start()) std::exit(1);
+  WaitCount(receiver, 1, 60);
+  std::int64_t first = INT64_MAX;
+  for (const Delivery& d : receiver.deliveries()) first = std::min(first, d.received_ms);
+  r["restart_to_first_delivery_ms"] = first - restart;
+  WaitCount(receiver, 1000, 60);
+  r["rss_bytes_after_restart"] = RssBytes(server.pid());
+  std::uintmax_t bytes = 0;
+  for (auto& f : std::filesystem::recursive_directory_iterator(data)) {
+    if (f.is_regular_file()) bytes += f.file_size();
+  }
+  r["store_bytes"] = bytes;
+  server.Terminate();
+  std::filesystem::remove_all(data);
+  return r;
+}
+
+// --- PostgreSQL ---
+
+std::vector<PgTimer> PgTimers(const std::string& prefix, std::uint64_t n,
+                              const std::function<std::int64_t(std::uint64_t)>& fire_at,
+                              const std::string& url) {
+  std::vector<PgTimer> t;
+  t.reserve(n);
+  for (std::uint64_t i = 0; i < n; ++i) t.push_back({prefix + std::to_string(i), fire_at(i), url, "{\"n\":1}"});
+  return t;
+}
+
+json::object PgBatchCreates(const Options& o, PgPeer& pg) {
+  std::string error;
+  pg.Reset(&error);
+  const std::int64_t far = NowMs() + 3'600'000;
+  auto timers = PgTimers("b", o.batch_total, [&](std::uint64_t) { return far; }, "http://127.0.0.1:9/x");
+  CpuMeter cpu;
+  const double rate = pg.InsertBatches(timers, 1000, 4);
+  json::object r = cpu.Stop();
+  r["per_s"] = rate;
+  return r;
+}
+
+json::object PgSingleCreates(const Options& o, PgPeer& pg) {
+  std::string error;
+  pg.Reset(&error);
+  CpuMeter cpu;
+  const double rate = pg.InsertSingles(64, UINT64_MAX, o.single_seconds, "http://127.0.0.1:9/x",
+                                       NowMs() + 3'600'000);
+  json::object r = cpu.Stop();
+  r["per_s"] = rate;
+  return r;
+}
+
+json::object PgDeliveries(PgPeer& pg, std::uint64_t n, std::int64_t lead_ms,
+                          const std::function<std::int64_t(std::int64_t, std::uint64_t)>& fire_at,
+                          bool herd) {
+  std::string error;
+  pg.Reset(&error);
+  WebhookReceiver receiver(1);
+  const std::int64_t t0 = NowMs() + lead_ms;
+  auto timers = PgTimers(herd ? "h" : "l", n, [&](std::uint64_t i) { return fire_at(t0, i); }, receiver.url());
+  pg.InsertBatches(timers, 1000, 4);
+  if (NowMs() >= t0) std::fprintf(stderr, "  warning: inserting took longer than the lead time\n");
+  pg.StartWorkers(32, 50, 10);
+  std::this_thread::sleep_for(std::chrono::milliseconds(std::max<std::int64_t>(0, t0 - NowMs())));
+  CpuMeter cpu;
+  const bool all = WaitCount(receiver, n, 300);
+  json::object r = cpu.Stop();
+  pg.StopWorkers();
+  json::object late = LatenessStats(receiver.deliveries());
+  r["all_delivered"] = all;
+  r["lateness"] = late;
+  if (herd) {
+    const double span = static_cast<double>(late["first_to_last_ms"].as_int64()) / 1000.0;
+    r["per_s"] = static_cast<double>(n) / std::max(span, 0.001);
+  }
+  return r;
+}
+
+}  // namespace
+}  // namespace tickwheel::bench
+
+int main(int argc, char** argv) {
+  using namespace tickwheel::bench;
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--binary" && i + 1 < argc) o.binary = argv[++i];
+    else if (a == "--pg" && i + 1 < argc) o.pg = argv[++i];
+    else if (a == "--quick") {
+      o.batch_total = 100'000;
+      o.herd = 50'000;
+      o.backlogs = {1'000'000};
+      o.single_seconds = 5;
+    } else {
+      std::fprintf(stderr, "usage: server_bench --binary build/tickwheel [--pg CONNINFO] [--quick]\n");
+      return 2;
+    }
+  }
+  if (o.binary.empty()) o.binary = TICKWHEEL_BINARY;
+  TempDir dir;
+  boost::json::object out;
+  out["load_average_start"] = LoadAverage();
+  out["herd_size"] = o.herd;
+  out["batch_total"] = o.batch_total;
+  boost::json::object tw;
+  std::fprintf(stderr, "tickwheel: batch creates\n");
+  tw["batch_creates"] = TickwheelBatchCreates(o, dir);
+  std::fprintf(stderr, "tickwheel: single creates\n");
+  tw["single_creates"] = TickwheelSingleCreates(o, dir);
+  std::fprintf(stderr, "tickwheel: herd\n");
+  tw["herd"] = TickwheelHerd(o, dir);
+  std::fprintf(stderr, "tickwheel: lateness\n");
+  tw["lateness"] = TickwheelLateness(o, dir);
+  boost::json::array backlogs;
+  for (std::uint64_t n : o.backlogs) {
+    std::fprintf(stderr, "tickwheel: backlog of %llu\n", static_cast<unsigned long long>(n));
+    backlogs.push_back(TickwheelBacklog(o, dir, n));
+  }
+  tw["backlog"] = std::move(backlogs);
+  out["tickwheel"] = std::move(tw);
+  if (!o.pg.empty()) {
+    PgPeer pg(o.pg);
+    std::string error;
+    if (!pg.Reset(&error)) {
+      std::fprintf(stderr, "postgres: %s\n", error.c_str());
+      return 1;
+    }
+    boost::json::object p;
+    std::fprintf(stderr, "postgres: batch inserts\n");
+    p["batch_creates"] = PgBatchCreates(o, pg);
+    std::fprintf(stderr, "postgres: single inserts\n");
+    p["single_creates"] = PgSingleCreates(o, pg);
+    std::fprintf(stderr, "postgres: herd\n");
+    p["herd"] = PgDeliveries(pg, o.herd, 8000, [](std::int64_t t0, std::uint64_t i) { return t0 + static_cast<std::int64_t>(i % 1000); }, true);
+    std::fprintf(stderr, "postgres: lateness\n");
+    p["lateness"] = PgDeliveries(pg, 20'000, 3000, [](std::int64_t t0, std::uint64_t i) { return t0 + static_cast<std::int64_t>(i / 2); }, false);
+    out["postgres"] = std::move(p);
+  }
+  out["load_average_end"] = LoadAverage();
+  std::printf("%s\n", boost::json::serialize(out).c_str());
+  return 0;
+}
