@@ -4,10 +4,15 @@
 // one, and fires a moved one at its new time only.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
+#include <map>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "asio_backend.h"
+#include "gozero_keyed_wheel.h"
 #include "gozero_list_wheel_backend.h"
 #include "gozero_wheel_backend.h"
 #include "indexed_heap_backend.h"
@@ -148,6 +153,57 @@ TYPED_TEST(BenchCheckTest, AfterFillMoveCancelExactlyTheRestFires) {
 TYPED_TEST(BenchCheckTest, IdleFiresOnlyTheWakeUp) {
   Random rng(9);
   EXPECT_GE(Idle<TypeParam>(1000, 50 * kMs, rng), 0.0);
+}
+
+// The idle-connections workload: heartbeats keep every connection open
+// (it throws if one times out) and the loop keeps pace.
+TYPED_TEST(BenchCheckTest, ConnectionsWorkloadKeepsEveryConnectionOpen) {
+  Random rng(13);
+  const ConnectionsResult r = Connections<TypeParam>(2000, 100 * kMs, rng);
+  EXPECT_GT(r.moves_per_second, 0);
+}
+
+// The keyed peer, go-zero's design: set timers fire once, at or after their
+// delay; removed ones never; moved ones at their new time; a set of an
+// existing key replaces its value. 10 ms interval, 16 slots (circles).
+TEST(GoZeroKeyedWheelCheck, FiresSetAndMovedTimersOnceNeverRemovedOnes) {
+  using Clock = std::chrono::steady_clock;
+  std::mutex mu;
+  std::map<int, std::vector<std::pair<int, Clock::time_point>>> fired;
+  std::map<int, Clock::time_point> due;
+  {
+    GoZeroKeyedWheel<int, int> wheel(
+        std::chrono::milliseconds(10), 16, [&](const int& k, const int& v) {
+          std::lock_guard lock(mu);
+          fired[k].emplace_back(v, Clock::now());
+        });
+    const auto start = Clock::now();
+    for (int k = 0; k < 60; ++k) {
+      const auto delay = std::chrono::milliseconds(20 + 5 * k);  // up to 315 ms
+      wheel.SetTimer(k, 1, delay);
+      due[k] = start + delay;
+    }
+    for (int k = 0; k < 60; k += 3) wheel.RemoveTimer(k);
+    for (int k = 1; k < 60; k += 3) {
+      const auto delay = std::chrono::milliseconds(k % 2 ? 30 : 250);
+      due[k] = Clock::now() + delay;
+      wheel.MoveTimer(k, delay);
+    }
+    for (int k = 2; k < 60; k += 6) wheel.SetTimer(k, 2, std::chrono::milliseconds(100));
+    for (int k = 2; k < 60; k += 6) due[k] = Clock::now() + std::chrono::milliseconds(100);
+    std::this_thread::sleep_until(start + std::chrono::milliseconds(700));
+  }
+  std::lock_guard lock(mu);
+  for (int k = 0; k < 60; ++k) {
+    if (k % 3 == 0) {
+      EXPECT_EQ(fired.count(k), 0u) << "removed key " << k << " fired";
+      continue;
+    }
+    ASSERT_EQ(fired[k].size(), 1u) << "key " << k;
+    // go-zero rounds a delay down to whole intervals: at most one early.
+    EXPECT_GE(fired[k][0].second, due.at(k) - std::chrono::milliseconds(10)) << "key " << k;
+    EXPECT_EQ(fired[k][0].first, k % 6 == 2 ? 2 : 1) << "key " << k;
+  }
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <exception>
 #include <set>
+#include <stdexcept>
 #include <sstream>
 #include <string>
 
@@ -92,6 +93,7 @@ void Run(const Options& o) {
     }
   }
   if (o.workloads.count("conns")) {
+    if (o.idle_seconds > 20) throw std::runtime_error("conns: --idle-seconds must be <= 20");
     const ConnectionsResult r = Connections<B>(
         o.n, static_cast<std::int64_t>(o.idle_seconds * 1e9), rng);
     Row(o, "conns_cpu_percent", r.cpu_percent);

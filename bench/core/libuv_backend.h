@@ -1,7 +1,7 @@
 // libuv's timers (a binary heap of uv_timer_t): uv_timer_start with a
 // timeout in milliseconds relative to the loop's cached time, which the
 // harness refreshes with uv_update_time once per batch; uv_timer_stop;
-// uv_run(UV_RUN_ONCE) to fire.
+// uv_run (UV_RUN_ONCE, or UV_RUN_NOWAIT when timers are due) to fire.
 #ifndef TICKWHEEL_BENCH_CORE_LIBUV_BACKEND_H_
 #define TICKWHEEL_BENCH_CORE_LIBUV_BACKEND_H_
 
@@ -69,7 +69,10 @@ class LibuvBackend {
   bool RunOnce(FireLog& log) {
     if (!uv_loop_alive(&loop_)) return false;
     log_ = &log;
-    uv_run(&loop_, UV_RUN_ONCE);
+    // UV_RUN_ONCE runs the timers already due and then still blocks until
+    // the next one; when some are due, one non-blocking turn runs them.
+    uv_update_time(&loop_);
+    uv_run(&loop_, uv_backend_timeout(&loop_) == 0 ? UV_RUN_NOWAIT : UV_RUN_ONCE);
     log_ = nullptr;
     return true;
   }

@@ -239,7 +239,8 @@ struct ConnectionsResult {
 // millisecond the loop moves that many random connections' timeouts to 30 s
 // from now), for `run_ns` of real time. A loop wake-up every millisecond (a
 // timer re-armed each time, as a server's periodic work would be) paces it.
-// Returns the CPU the whole loop used.
+// Returns the CPU the whole loop used. REQUIRES: run_ns <= 20 s (no
+// connection times out); throws std::runtime_error if one does.
 template <Backend B>
 ConnectionsResult Connections(std::size_t n, std::int64_t run_ns, Random& rng) {
   constexpr std::int64_t kTimeout = 30 * kSecond;
@@ -277,7 +278,16 @@ ConnectionsResult Connections(std::size_t n, std::int64_t run_ns, Random& rng) {
     const std::size_t before = log.size();
     bool woke = false;
     while (!woke && b.RunOnce(log)) {
-      for (std::size_t k = before; k < log.size(); ++k) woke |= log.id(k) == tick;
+      for (std::size_t k = before; k < log.size(); ++k) {
+        if (log.id(k) != tick) {
+          // Every connection heard from within the last 10 s + run time.
+          throw std::runtime_error(
+              std::string(B::kName) + ": connection " + std::to_string(log.id(k)) +
+              " timed out early, " + std::to_string((NowNs() - t0) / kMs) +
+              " ms into the run");
+        }
+        woke = true;
+      }
     }
   }
   const std::int64_t cpu1 = CpuNowNs();
