@@ -125,6 +125,7 @@ int RunServe(const ServeOptions& options) {
     AppendGauge(out, "tickwheel_timers_delivering", "Timers with an attempt in flight.", static_cast<double>(c[1]));
     AppendGauge(out, "tickwheel_timers_delivered", "Timers delivered (kept in the store).", static_cast<double>(c[2]));
     AppendGauge(out, "tickwheel_timers_dead_letters", "Timers that failed every attempt.", static_cast<double>(c[3]));
+    AppendGauge(out, "tickwheel_timers_cancelled", "Timers cancelled (kept in the store).", static_cast<double>(c[4]));
     AppendGauge(out, "tickwheel_timers_in_window", "Timers loaded in memory (in the wheel or in flight).", static_cast<double>(scheduler.loaded()));
     AppendGauge(out, "tickwheel_store_wal_syncs", "WAL fsyncs since start (creates share them).", static_cast<double>(store->wal_syncs()));
     AppendGauge(out, "tickwheel_window_end_seconds", "End of the in-memory window (Unix time).", static_cast<double>(scheduler.window_end_ms()) / 1000.0);
