@@ -168,14 +168,19 @@ struct WebhookClient::Impl {
   std::thread thread;
 };
 
-WebhookClient::WebhookClient(WebhookClientOptions options)
-    : impl_(std::make_unique<Impl>(options)) {}
+WebhookClient::WebhookClient(WebhookClientOptions options) {
+  const unsigned n = std::max(1u, options.threads);
+  WebhookClientOptions shard = options;
+  shard.max_connections_per_host = std::max<std::size_t>(1, options.max_connections_per_host / n);
+  for (unsigned i = 0; i < n; ++i) shards_.push_back(std::make_unique<Impl>(shard));
+}
 
 WebhookClient::~WebhookClient() { Stop(); }
 
 void WebhookClient::Post(const HttpUrl& url, std::string body,
                          std::string idempotency_key, Callback done) {
-  asio::post(impl_->ioc, [impl = impl_.get(), url,
+  Impl* impl = shards_[next_.fetch_add(1, std::memory_order_relaxed) % shards_.size()].get();
+  asio::post(impl->ioc, [impl, url,
                           job = Job{url.target, std::move(body),
                                     std::move(idempotency_key),
                                     std::move(done)}]() mutable {
@@ -184,15 +189,19 @@ void WebhookClient::Post(const HttpUrl& url, std::string body,
 }
 
 void WebhookClient::Defer(std::function<void()> fn) {
-  asio::post(impl_->ioc, std::move(fn));
+  asio::post(shards_[0]->ioc, std::move(fn));
 }
 
 void WebhookClient::Stop() {
-  if (!impl_ || !impl_->thread.joinable()) return;
-  asio::post(impl_->ioc, [impl = impl_.get()] { impl->StopAll(); });
-  impl_->work.reset();
+  for (auto& impl : shards_) {
+    if (!impl->thread.joinable()) continue;
+    asio::post(impl->ioc, [raw = impl.get()] { raw->StopAll(); });
+    impl->work.reset();
+  }
   // Workers in a request finish it (bounded by the timeout), then exit.
-  impl_->thread.join();
+  for (auto& impl : shards_) {
+    if (impl->thread.joinable()) impl->thread.join();
+  }
 }
 
 }  // namespace tickwheel::server

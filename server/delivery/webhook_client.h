@@ -4,7 +4,9 @@
 #define TICKWHEEL_SERVER_DELIVERY_WEBHOOK_CLIENT_H_
 
 #include <chrono>
+#include <atomic>
 #include <functional>
+#include <vector>
 #include <memory>
 #include <string>
 #include <thread>
@@ -14,7 +16,8 @@
 namespace tickwheel::server {
 
 struct WebhookClientOptions {
-  std::size_t max_connections_per_host = 64;
+  std::size_t max_connections_per_host = 64;  // over all threads
+  unsigned threads = 2;  // each with its own connections (shards)
   std::chrono::milliseconds timeout{std::chrono::seconds(10)};
 };
 
@@ -25,10 +28,12 @@ struct WebhookResult {
   double latency_ms = 0;
 };
 
-// Thread safety: Post from any thread. Callbacks run on the client's own
-// thread (one), so they must be quick; they may call Post.
-// Each host gets a queue and up to max_connections_per_host connections
-// (each one request at a time); a connection that fails is reopened for the
+// Thread safety: Post from any thread. Callbacks run on one of the client's
+// threads, so they must be quick; they may call Post.
+// The client is `threads` independent shards, each a thread with its own
+// connections; requests are spread over them in turn. In each shard, each
+// host gets a queue and up to max_connections_per_host / threads
+// connections (each one request at a time); a connection that fails is reopened for the
 // next request; a request that fails on a reused connection before any
 // answer is sent once more on a fresh one.
 class WebhookClient {
@@ -50,7 +55,8 @@ class WebhookClient {
 
  private:
   struct Impl;
-  std::unique_ptr<Impl> impl_;
+  std::vector<std::unique_ptr<Impl>> shards_;
+  std::atomic<std::size_t> next_{0};
 };
 
 }  // namespace tickwheel::server
