@@ -73,7 +73,8 @@ std::string Metrics::Render(
           duplicates_after_recovery);
   Counter(out, "tickwheel_http_requests_total", "API requests answered.", http_requests);
   Counter(out, "tickwheel_http_client_errors_total", "API requests answered 4xx.", http_client_errors);
-  Counter(out, "tickwheel_store_writes_total", "Atomic store writes (one per state change or batch).", store_writes);
+  Counter(out, "tickwheel_store_writes_total", "Atomic store writes (group commits).", store_writes);
+  Counter(out, "tickwheel_store_mutations_total", "State changes written (creates, claims, outcomes, ...).", store_mutations);
   delivery_latency.Render(out, "tickwheel_delivery_latency_seconds",
                           "Webhook request sent to response read.");
   lateness.Render(out, "tickwheel_lateness_seconds",

@@ -45,7 +45,8 @@ struct Metrics {
   MsHistogram delivery_latency;  // request sent -> response read
   MsHistogram lateness;          // due time -> attempt claimed (wall clock)
   MsHistogram store_write;       // one write (incl. waiting for the fsync)
-  std::atomic<std::uint64_t> store_writes{0};  // atomic writes (mutations)
+  std::atomic<std::uint64_t> store_writes{0};     // atomic writes (groups)
+  std::atomic<std::uint64_t> store_mutations{0};  // state changes in them
 
   // Renders everything; `gauges` appends the live gauges (pending, in
   // window, ...) in Prometheus form.

@@ -90,8 +90,9 @@ int RunServe(const ServeOptions& options) {
     return 1;
   }
   Metrics metrics;
-  store->SetWriteObserver([&metrics](bool, std::int64_t ns) {
+  store->SetWriteObserver([&metrics](std::size_t n, bool, std::int64_t ns) {
     metrics.store_writes.fetch_add(1, std::memory_order_relaxed);
+    metrics.store_mutations.fetch_add(n, std::memory_order_relaxed);
     metrics.store_write.Observe(static_cast<double>(ns) / 1e6);
   });
   const StateCounts at_start = store->Counts();

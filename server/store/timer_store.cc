@@ -195,33 +195,46 @@ void TimerStore::Submit(std::vector<std::string> ids, Mutation mutation,
 }
 
 void TimerStore::WriterLoop() {
+  std::vector<Op> group;
   for (;;) {
-    Op op;
     {
       std::unique_lock lock(mutex_);
       cv_.wait(lock, [&] { return closing_ || !queue_.empty(); });
       if (queue_.empty()) return;  // closing and drained
-      op = std::move(queue_.front());
-      queue_.pop_front();
+      // Take what is queued (bounded): one write, one wake-up, one fsync
+      // for all of it.
+      std::size_t ids = 0;
+      while (!queue_.empty() && group.size() < kMaxGroup && ids < kMaxGroupIds) {
+        ids += queue_.front().ids.size();
+        group.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+      if (!queue_.empty()) cv_.notify_one();  // another writer takes the rest
     }
-    Run(op);
+    Run(group);
+    group.clear();
   }
 }
 
-void TimerStore::Run(Op& op) {
-  // Lock the ids' stripes in index order (no deadlock between mutations).
+void TimerStore::Run(std::vector<Op>& group) {
+  // Lock the ids' stripes in index order (no deadlock between groups).
   std::vector<std::size_t> stripes;
-  stripes.reserve(op.ids.size());
-  for (const std::string& id : op.ids) {
-    stripes.push_back(std::hash<std::string>{}(id) % kStripes);
+  bool sync = false;
+  for (const Op& op : group) {
+    for (const std::string& id : op.ids) {
+      stripes.push_back(std::hash<std::string>{}(id) % kStripes);
+    }
+    sync = sync || op.sync;
   }
   std::sort(stripes.begin(), stripes.end());
   stripes.erase(std::unique(stripes.begin(), stripes.end()), stripes.end());
   for (std::size_t i : stripes) stripes_[i].lock();
 
+  // The group's mutations run in queue order on one transaction, so a
+  // mutation sees the writes of those before it.
   rocksdb::WriteBatch batch;
   StoreTxn txn(*db_, batch);
-  op.mutation(txn);
+  for (Op& op : group) op.mutation(txn);
   Status status;
   if (batch.Count() > 0) {
     for (int i = 0; i < kNumStates; ++i) {
@@ -230,7 +243,7 @@ void TimerStore::Run(Op& op) {
       }
     }
     rocksdb::WriteOptions wo;
-    wo.sync = op.sync;
+    wo.sync = sync;
     const auto start = std::chrono::steady_clock::now();
     rocksdb::Status s = db_->Write(wo, &batch);
     const auto took = std::chrono::steady_clock::now() - start;
@@ -242,11 +255,13 @@ void TimerStore::Run(Op& op) {
       status.message = "store write failed: " + s.ToString();
     }
     if (observer_) {
-      observer_(op.sync,
+      observer_(group.size(), sync,
                 std::chrono::duration_cast<std::chrono::nanoseconds>(took).count());
     }
   }
-  if (op.done) op.done(status);
+  for (Op& op : group) {
+    if (op.done) op.done(status);
+  }
   for (auto it = stripes.rbegin(); it != stripes.rend(); ++it) stripes_[*it].unlock();
 }
 

@@ -73,11 +73,13 @@ struct DueEntry {
 //                                  (merged: every write adds its deltas)
 //
 // Thread safety: all methods may be called from any thread. A mutation
-// names the ids it touches; mutations with an id in common run one at a
-// time (striped locks), others in parallel on the store's writer threads.
-// Each mutation is one atomic RocksDB write; concurrent writes share WAL
-// fsyncs (RocksDB's group commit), so durable creates from many clients
-// cost one fsync per group, not one each. Reads run on the caller's thread
+// names the ids it touches; mutations with an id in common never run at
+// the same time (striped locks), others run in parallel on the store's
+// writer threads. Group commit: a writer takes everything queued (up to
+// 256 mutations), runs them in order on one transaction and writes them
+// in one atomic RocksDB write; writers running at the same time also share
+// WAL fsyncs (RocksDB's own group commit). So durable creates from many
+// clients cost one fsync per group, not one each. Reads run on the caller's thread
 // and see every write whose `done` has been called.
 //
 //   store->Submit({record.id},
@@ -93,12 +95,13 @@ class TimerStore {
   // and sets `error` to a message that says what to do.
   static std::unique_ptr<TimerStore> Open(const std::string& dir,
                                           std::string* error,
-                                          unsigned writer_threads = 32);
+                                          unsigned writer_threads = 8);
   ~TimerStore();
 
   // Queues `mutation` over the timers `ids`. A writer thread locks them,
-  // runs it, writes its changes atomically (WAL synced if `sync`), then
-  // calls `done` while still holding the locks (so effects of `done`, such
+  // runs it, writes its changes atomically with its group (WAL synced if
+  // `sync` or another mutation of the group asked for it), then calls
+  // `done` while still holding the locks (so effects of `done`, such
   // as arming the scheduler, happen in commit order per id). After Close,
   // `done` gets an error and the mutation does not run.
   void Submit(std::vector<std::string> ids, Mutation mutation, Done done,
@@ -123,8 +126,9 @@ class TimerStore {
   // WAL fsyncs so far (RocksDB statistics).
   std::uint64_t wal_syncs() const;
 
-  // Observer of each write: (sync, write duration ns). Set before use.
-  void SetWriteObserver(std::function<void(bool, std::int64_t)> f) {
+  // Observer of each write: (mutations in it, sync, duration ns). Set
+  // before use.
+  void SetWriteObserver(std::function<void(std::size_t, bool, std::int64_t)> f) {
     observer_ = std::move(f);
   }
 
@@ -140,10 +144,12 @@ class TimerStore {
     bool sync;
   };
   static constexpr std::size_t kStripes = 4096;
+  static constexpr std::size_t kMaxGroup = 256;        // mutations per write
+  static constexpr std::size_t kMaxGroupIds = 20'000;  // ids per write
 
   TimerStore(rocksdb::DB* db, std::shared_ptr<rocksdb::Statistics> stats);
   void WriterLoop();
-  void Run(Op& op);
+  void Run(std::vector<Op>& group);
 
   rocksdb::DB* db_;
   std::shared_ptr<rocksdb::Statistics> stats_;
@@ -154,7 +160,7 @@ class TimerStore {
   std::deque<Op> queue_;  // GUARDED_BY(mutex_)
   bool closing_ = false;  // GUARDED_BY(mutex_)
   bool closed_ = false;   // GUARDED_BY(mutex_)
-  std::function<void(bool, std::int64_t)> observer_;
+  std::function<void(std::size_t, bool, std::int64_t)> observer_;
   std::vector<std::thread> writers_;
 };
 
