@@ -152,15 +152,20 @@ void CheckFiredOnce(const char* backend, const FireLog& log, std::size_t n,
   }
 }
 
+// The fire loop starts this long before the first deadline, as an event
+// loop would be running already: long enough for work a backend does ahead
+// of time (Wheel moves a level-1 slot, 64 ticks, down when it comes up).
+inline constexpr std::int64_t kFireLoopLead = 70 * kMs;
+
 // n timers due uniformly within `window_ns`, starting far enough ahead that
-// inserting them all is done first; then runs the loop (RunOnce) until all
-// have fired. Throws std::runtime_error if one is lost, fires twice or
-// early.
+// inserting them all is done first; from kFireLoopLead before the first
+// deadline, runs the loop (RunOnce) until all have fired. Throws
+// std::runtime_error if one is lost, fires twice or early.
 template <Backend B>
 FireResult Fire(std::size_t n, std::int64_t window_ns, Random& rng) {
   std::vector<std::uint32_t> offset(n);
   for (auto& o : offset) o = static_cast<std::uint32_t>(rng.Between(0, window_ns));
-  std::int64_t lead = 100 * kMs + static_cast<std::int64_t>(n) * 500;
+  std::int64_t lead = kFireLoopLead + 100 * kMs + static_cast<std::int64_t>(n) * 500;
   for (int attempt = 0;; ++attempt) {
     const std::int64_t start = NowNs();
     const std::int64_t first = start + lead;
@@ -172,12 +177,12 @@ FireResult Fire(std::size_t n, std::int64_t window_ns, Random& rng) {
         b.Insert(static_cast<std::uint32_t>(j), first + offset[j]);
       }
     }
-    if (NowNs() > first - 5 * kMs) {  // inserting took too long: start later
+    if (NowNs() > first - kFireLoopLead - 5 * kMs) {  // took too long: start later
       if (attempt == 3) throw std::runtime_error("fire: cannot insert in time");
       lead *= 3;
       continue;
     }
-    SleepUntilNs(first - 2 * kMs);
+    SleepUntilNs(first - kFireLoopLead);
     FireLog log(n, /*timestamps=*/false);
     std::vector<std::pair<std::size_t, std::int64_t>> turns;  // (fired, time)
     turns.reserve(1 << 16);
