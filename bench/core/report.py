@@ -251,6 +251,11 @@ def table(m, metric, sizes, scale=1.0):
                  for n in present]
         name = f"**{b}**" if b == "tickwheel" else b
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    cells = []
+    for n in present:
+        tw, (peer, _who) = m.get(("tickwheel", n, metric)), best_peer(m, metric, n)
+        cells.append(f"{tw / peer:.2f}" if tw is not None and peer else "–")
+    lines.append("| *tickwheel / best named peer* | " + " | ".join(cells) + " |")
     return lines
 
 
