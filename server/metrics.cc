@@ -73,14 +73,13 @@ std::string Metrics::Render(
           duplicates_after_recovery);
   Counter(out, "tickwheel_http_requests_total", "API requests answered.", http_requests);
   Counter(out, "tickwheel_http_client_errors_total", "API requests answered 4xx.", http_client_errors);
-  Counter(out, "tickwheel_store_groups_total", "Store group commits.", store_groups);
-  Counter(out, "tickwheel_store_group_mutations_total", "Mutations written by group commits.", store_group_mutations);
+  Counter(out, "tickwheel_store_writes_total", "Atomic store writes (one per state change or batch).", store_writes);
   delivery_latency.Render(out, "tickwheel_delivery_latency_seconds",
                           "Webhook request sent to response read.");
   lateness.Render(out, "tickwheel_lateness_seconds",
                   "Due time to the start of the attempt (wall clock).");
   store_write.Render(out, "tickwheel_store_write_seconds",
-                     "One group write to the store, fsync included.");
+                     "One store write, waiting for its (shared) fsync included.");
   return out;
 }
 

@@ -44,9 +44,8 @@ struct Metrics {
   std::atomic<std::uint64_t> http_client_errors{0};  // 4xx answered
   MsHistogram delivery_latency;  // request sent -> response read
   MsHistogram lateness;          // due time -> attempt claimed (wall clock)
-  MsHistogram store_write;       // one group write (incl. fsync)
-  std::atomic<std::uint64_t> store_groups{0};
-  std::atomic<std::uint64_t> store_group_mutations{0};
+  MsHistogram store_write;       // one write (incl. waiting for the fsync)
+  std::atomic<std::uint64_t> store_writes{0};  // atomic writes (mutations)
 
   // Renders everything; `gauges` appends the live gauges (pending, in
   // window, ...) in Prometheus form.

@@ -4,6 +4,8 @@
 
 #include <boost/asio.hpp>
 #include <condition_variable>
+#include <sys/resource.h>
+
 #include <csignal>
 #include <thread>
 #include <vector>
@@ -56,8 +58,21 @@ void AppendGauge(std::string& out, const char* name, const char* help, double v)
 
 }  // namespace
 
+namespace {
+// Many client and webhook connections: raise the open-files limit to the
+// hard limit.
+void RaiseFileLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
+}  // namespace
+
 int RunServe(const ServeOptions& options) {
   spdlog::set_level(spdlog::level::from_str(options.log_level));
+  RaiseFileLimit();
   if (!options.postgres.empty()) {
     spdlog::error("--postgres: the PostgreSQL store (cluster mode) is not supported yet; "
                   "run without it to use the embedded store in --data-dir");
@@ -79,9 +94,8 @@ int RunServe(const ServeOptions& options) {
     return 1;
   }
   Metrics metrics;
-  store->SetWriteObserver([&metrics](std::size_t n, bool, std::int64_t ns) {
-    metrics.store_groups.fetch_add(1, std::memory_order_relaxed);
-    metrics.store_group_mutations.fetch_add(n, std::memory_order_relaxed);
+  store->SetWriteObserver([&metrics](bool, std::int64_t ns) {
+    metrics.store_writes.fetch_add(1, std::memory_order_relaxed);
     metrics.store_write.Observe(static_cast<double>(ns) / 1e6);
   });
   const StateCounts at_start = store->Counts();
@@ -105,6 +119,7 @@ int RunServe(const ServeOptions& options) {
     AppendGauge(out, "tickwheel_timers_delivered", "Timers delivered (kept in the store).", static_cast<double>(c[2]));
     AppendGauge(out, "tickwheel_timers_dead_letters", "Timers that failed every attempt.", static_cast<double>(c[3]));
     AppendGauge(out, "tickwheel_timers_in_window", "Timers loaded in memory (in the wheel or in flight).", static_cast<double>(scheduler.loaded()));
+    AppendGauge(out, "tickwheel_store_wal_syncs", "WAL fsyncs since start (creates share them).", static_cast<double>(store->wal_syncs()));
     AppendGauge(out, "tickwheel_window_end_seconds", "End of the in-memory window (Unix time).", static_cast<double>(scheduler.window_end_ms()) / 1000.0);
   });
 

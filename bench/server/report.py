@@ -81,7 +81,7 @@ def render(r):
     out.append(f"- batch creates: tickwheel {cpu(tw['batch_creates'])}"
                + (f"; PostgreSQL {cpu(pg['batch_creates'], False)}" if pg else ""))
     out.append(f"- single creates: tickwheel {cpu(tw['single_creates'])}; "
-               f"{tw['single_creates']['mutations_per_group']:.0f} creates per fsync on average (group commit)"
+               f"{tw['single_creates']['creates_per_fsync']:.0f} creates per fsync on average (group commit)"
                + (f"; PostgreSQL {cpu(pg['single_creates'], False)}" if pg else ""))
     out.append(f"- herd: tickwheel {cpu(tw['herd'])}, lateness p99 {tw['herd']['lateness']['p99_ms']} ms"
                + (f"; PostgreSQL {cpu(pg['herd'], False)}, lateness p99 {pg['herd']['lateness']['p99_ms']} ms" if pg else ""))

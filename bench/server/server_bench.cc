@@ -219,8 +219,8 @@ json::object TickwheelSingleCreates(const Options& o, TempDir& dir) {
     std::size_t at = m.find("\n" + name + " ");
     return at == std::string::npos ? 0.0 : std::stod(m.substr(at + name.size() + 2));
   };
-  r["mutations_per_group"] = metric("tickwheel_store_group_mutations_total") /
-                             std::max(1.0, metric("tickwheel_store_groups_total"));
+  r["creates_per_fsync"] = r["per_s"].as_double() * l.seconds /
+                           std::max(1.0, metric("tickwheel_store_wal_syncs"));
   server.Terminate();
   return r;
 }

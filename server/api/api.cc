@@ -57,18 +57,20 @@ TimerRecord NewRecord(const TimerSpec& spec, std::string id, std::int64_t now_ms
   return r;
 }
 
-// Runs `mutation` on the store's writer thread; after the group is written
-// runs `committed` there (so scheduler updates happen in commit order), then
+// Runs `mutation` over `ids` on a store writer; after it is written runs
+// `committed` there, under the ids' locks (so scheduler updates happen in
+// commit order per timer), then
 // resumes the awaiting coroutine with the write's status. A plain function,
 // not a coroutine: GCC 12 mishandles lambdas passed by value to coroutines.
 template <typename Mutation, typename Committed>
-auto Write(TimerStore& store, Mutation mutation, Committed committed, bool sync) {
+auto Write(TimerStore& store, std::vector<std::string> ids, Mutation mutation,
+           Committed committed, bool sync) {
   return asio::async_initiate<decltype(asio::use_awaitable), void(Status)>(
-      [&store, mutation = std::move(mutation), committed = std::move(committed),
-       sync](auto handler) mutable {
+      [&store, ids = std::move(ids), mutation = std::move(mutation),
+       committed = std::move(committed), sync](auto handler) mutable {
         auto executor = asio::get_associated_executor(handler);
         auto h = std::make_shared<decltype(handler)>(std::move(handler));
-        store.Submit(std::move(mutation),
+        store.Submit(std::move(ids), std::move(mutation),
                      [h, committed, executor](const Status& s) {
                        if (s.ok()) committed();
                        asio::post(executor, [h, s]() mutable { std::move(*h)(s); });
@@ -118,21 +120,40 @@ HttpResponse BatchResponse(const std::vector<TimerRecord>& records,
 }  // namespace
 
 std::string TimerJson(const TimerRecord& r) {
-  json::object o;
-  o["id"] = r.id;
-  o["state"] = StateName(r.state);
-  o["fire_at_ms"] = r.fire_at_ms;
-  if (IsScheduled(r.state)) o["next_attempt_ms"] = r.due_ms;
-  o["attempts"] = r.attempts;
-  o["retry"] = json::object{{"max_attempts", r.max_attempts}, {"backoff_ms", r.backoff_ms}};
-  o["target"] = json::object{{"url", r.url}};
-  boost::system::error_code ec;
-  json::value payload = json::parse(r.payload, ec);
-  o["payload"] = ec ? json::value(nullptr) : std::move(payload);
-  o["created_ms"] = r.created_ms;
-  o["updated_ms"] = r.updated_ms;
-  if (!r.last_error.empty()) o["last_error"] = r.last_error;
-  return json::serialize(o);
+  // Built by hand: the payload is stored serialized and goes out as is.
+  auto quoted = [](std::string_view text) { return json::serialize(json::string_view(text)); };
+  std::string out;
+  out.reserve(256 + r.payload.size() + r.url.size());
+  out += "{\"id\":";
+  out += quoted(r.id);
+  out += ",\"state\":\"";
+  out += StateName(r.state);
+  out += "\",\"fire_at_ms\":";
+  out += std::to_string(r.fire_at_ms);
+  if (IsScheduled(r.state)) {
+    out += ",\"next_attempt_ms\":";
+    out += std::to_string(r.due_ms);
+  }
+  out += ",\"attempts\":";
+  out += std::to_string(r.attempts);
+  out += ",\"retry\":{\"max_attempts\":";
+  out += std::to_string(r.max_attempts);
+  out += ",\"backoff_ms\":";
+  out += std::to_string(r.backoff_ms);
+  out += "},\"target\":{\"url\":";
+  out += quoted(r.url);
+  out += "},\"payload\":";
+  out += r.payload.empty() ? "null" : r.payload;
+  out += ",\"created_ms\":";
+  out += std::to_string(r.created_ms);
+  out += ",\"updated_ms\":";
+  out += std::to_string(r.updated_ms);
+  if (!r.last_error.empty()) {
+    out += ",\"last_error\":";
+    out += quoted(r.last_error);
+  }
+  out += "}";
+  return out;
 }
 
 Api::Api(TimerStore& store, Scheduler& scheduler, Metrics& metrics,
@@ -236,7 +257,7 @@ asio::awaitable<HttpResponse> Api::Create(const HttpRequest& req) {
       NewRecord(spec, spec.id ? *spec.id : GenerateId(), now_ms));
   const bool check_existing = spec.id.has_value();
   auto write = Write(
-      store_,
+      store_, {record->id},
       [out, record, check_existing](StoreTxn& txn) {
         if (check_existing) {
           if (auto existing = txn.Get(record->id)) {
@@ -283,8 +304,11 @@ asio::awaitable<HttpResponse> Api::CreateBatch(const HttpRequest& req) {
   };
   auto out = std::make_shared<Outcome>();
   auto specs = std::make_shared<std::vector<TimerSpec>>(std::move(std::get<0>(parsed)));
+  std::vector<std::string> ids;
+  ids.reserve(records->size());
+  for (const TimerRecord& r : *records) ids.push_back(r.id);
   auto write = Write(
-      store_,
+      store_, std::move(ids),
       [out, records, specs](StoreTxn& txn) {
         out->created.assign(records->size(), 1);
         for (std::size_t i = 0; i < records->size(); ++i) {
@@ -351,7 +375,7 @@ asio::awaitable<HttpResponse> Api::Reschedule(const HttpRequest& req,
   const std::int64_t fire_at = std::get<0>(at);
   auto out = std::make_shared<Change>();
   auto write = Write(
-      store_,
+      store_, {id},
       [out, id, fire_at, now_ms](StoreTxn& txn) {
         auto r = txn.Get(id);
         if (!r) {
@@ -389,7 +413,7 @@ asio::awaitable<HttpResponse> Api::Cancel(const std::string& id) {
   const std::int64_t now_ms = WallNowMs();
   auto out = std::make_shared<Change>();
   auto write = Write(
-      store_,
+      store_, {id},
       [out, id, now_ms](StoreTxn& txn) {
         auto r = txn.Get(id);
         if (!r) {
@@ -431,7 +455,7 @@ asio::awaitable<HttpResponse> Api::Retry(const std::string& id) {
   const std::int64_t now_ms = WallNowMs();
   auto out = std::make_shared<Change>();
   auto write = Write(
-      store_,
+      store_, {id},
       [out, id, now_ms](StoreTxn& txn) {
         auto r = txn.Get(id);
         if (!r) {

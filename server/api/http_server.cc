@@ -22,12 +22,15 @@ HttpServer::HttpServer(asio::io_context& ioc, const tcp::endpoint& at,
 
 unsigned short HttpServer::port() const { return acceptor_.local_endpoint().port(); }
 
-void HttpServer::Start() { asio::co_spawn(ioc_, Accept(), asio::detached); }
+void HttpServer::Start() { asio::co_spawn(strand_, Accept(), asio::detached); }
 
 void HttpServer::StopAccepting() {
   stopping_->store(true);
-  boost::system::error_code ec;
-  acceptor_.close(ec);
+  // On the acceptor's strand: never concurrently with the pending accept.
+  asio::post(strand_, [this] {
+    boost::system::error_code ec;
+    acceptor_.close(ec);
+  });
 }
 
 asio::awaitable<void> HttpServer::Accept() {

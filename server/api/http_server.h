@@ -34,7 +34,7 @@ class HttpServer {
 
   void Start();
   // Closes the listening socket; open connections finish their current
-  // request and close. Call on the io_context (post it).
+  // request and close. Any thread.
   void StopAccepting();
   std::size_t open_connections() const { return connections_->load(); }
   unsigned short port() const;
@@ -44,6 +44,8 @@ class HttpServer {
   boost::asio::awaitable<void> Serve(boost::asio::ip::tcp::socket socket);
 
   boost::asio::io_context& ioc_;
+  boost::asio::strand<boost::asio::io_context::executor_type> strand_{
+      boost::asio::make_strand(ioc_)};
   boost::asio::ip::tcp::acceptor acceptor_;
   HttpServerOptions options_;
   HttpHandler handler_;

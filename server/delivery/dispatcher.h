@@ -6,6 +6,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <random>
 #include <vector>
 
@@ -17,7 +19,7 @@
 namespace tickwheel::server {
 
 // Per attempt:
-//   claim    (store writer) the record is still scheduled at the fired due
+//   claim    (a store writer) the record is still scheduled at the fired due
 //            time and the wall clock has reached it -> state delivering,
 //            attempts + 1. Otherwise the fired entry was stale: dropped.
 //   POST     {"id", "payload", "fire_at_ms", "attempt"} with
@@ -42,9 +44,13 @@ class Dispatcher {
   std::int64_t in_flight() const { return in_flight_.load(); }
 
  private:
+  void ClaimChunk(std::shared_ptr<std::vector<DueEntry>> entries);
   void Deliver(TimerRecord record);
+  // Queues the outcome of an attempt; outcomes queued together are written
+  // in one store write (FlushOutcomes, deferred on the client's thread).
   void Complete(const std::string& id, std::uint32_t attempt,
                 WebhookResult result);
+  void FlushOutcomes();
   std::int64_t Backoff(const TimerRecord& record);
 
   TimerStore& store_;
@@ -52,7 +58,16 @@ class Dispatcher {
   WebhookClient& client_;
   Metrics& metrics_;
   std::atomic<std::int64_t> in_flight_{0};
-  std::mt19937_64 rng_{std::random_device{}()};  // writer thread only
+  struct Outcome {
+    std::string id;
+    std::uint32_t attempt;
+    WebhookResult result;
+  };
+  std::mutex outcomes_mutex_;
+  std::vector<Outcome> outcomes_;  // GUARDED_BY(outcomes_mutex_)
+  bool flush_posted_ = false;      // GUARDED_BY(outcomes_mutex_)
+  std::mutex rng_mutex_;
+  std::mt19937_64 rng_{std::random_device{}()};  // GUARDED_BY(rng_mutex_)
 };
 
 // The JSON body of a delivery.

@@ -183,6 +183,10 @@ void WebhookClient::Post(const HttpUrl& url, std::string body,
   });
 }
 
+void WebhookClient::Defer(std::function<void()> fn) {
+  asio::post(impl_->ioc, std::move(fn));
+}
+
 void WebhookClient::Stop() {
   if (!impl_ || !impl_->thread.joinable()) return;
   asio::post(impl_->ioc, [impl = impl_.get()] { impl->StopAll(); });

@@ -41,6 +41,10 @@ class WebhookClient {
   void Post(const HttpUrl& url, std::string body, std::string idempotency_key,
             Callback done);
 
+  // Runs `fn` on the client's thread after the work already queued there
+  // (for batching what its callbacks produce).
+  void Defer(std::function<void()> fn);
+
   // Finishes nothing more: queued requests get an error, connections close.
   void Stop();
 

@@ -2,10 +2,13 @@
 
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
+#include <rocksdb/merge_operator.h>
 #include <rocksdb/options.h>
+#include <rocksdb/statistics.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -15,7 +18,7 @@ namespace {
 constexpr char kRecordPrefix = 'r';
 constexpr char kDuePrefix = 'd';
 constexpr char kStatePrefix = 's';
-const std::string kCountsKey = "mcounts";
+const std::string kCountsKey = "mcount";
 
 std::string RecordKey(std::string_view id) {
   std::string k;
@@ -57,11 +60,6 @@ std::string StateKey(TimerState state, std::string_view id) {
   return k;
 }
 
-std::string EncodeCounts(const StateCounts& counts) {
-  std::string out(sizeof(counts), '\0');
-  std::memcpy(out.data(), counts.data(), sizeof(counts));
-  return out;
-}
 
 }  // namespace
 
@@ -100,13 +98,53 @@ void StoreTxn::Put(const std::optional<TimerRecord>& before,
   overlay_[after.id] = after;
 }
 
+namespace {
+
+// Adds little-endian int64 deltas: the per-state counts.
+class Int64AddOperator : public rocksdb::AssociativeMergeOperator {
+ public:
+  bool Merge(const rocksdb::Slice&, const rocksdb::Slice* existing,
+             const rocksdb::Slice& value, std::string* new_value,
+             rocksdb::Logger*) const override {
+    std::int64_t sum = Decode(value);
+    if (existing != nullptr) sum += Decode(*existing);
+    *new_value = Encode(sum);
+    return true;
+  }
+  const char* Name() const override { return "tickwheel.Int64Add"; }
+
+  static std::string Encode(std::int64_t v) {
+    std::string out(sizeof v, '\0');
+    std::memcpy(out.data(), &v, sizeof v);
+    return out;
+  }
+  static std::int64_t Decode(const rocksdb::Slice& s) {
+    std::int64_t v = 0;
+    if (s.size() == sizeof v) std::memcpy(&v, s.data(), sizeof v);
+    return v;
+  }
+};
+
+std::string CountKey(int state) { return kCountsKey + std::to_string(state); }
+
+}  // namespace
+
 std::unique_ptr<TimerStore> TimerStore::Open(const std::string& dir,
-                                             std::string* error) {
+                                             std::string* error,
+                                             unsigned writer_threads) {
   rocksdb::Options options;
   options.create_if_missing = true;
   options.IncreaseParallelism(2);
   options.OptimizeLevelStyleCompaction(64 << 20);
   options.max_open_files = 512;
+  options.merge_operator = std::make_shared<Int64AddOperator>();
+  // Writers on a 2-core machine: block rather than spin while the group
+  // leader writes.
+  options.enable_write_thread_adaptive_yield = false;
+  options.allow_concurrent_memtable_write = true;
+  auto stats = rocksdb::CreateDBStatistics();
+  stats->set_stats_level(rocksdb::StatsLevel::kExceptTimers);
+  options.statistics = stats;
   rocksdb::BlockBasedTableOptions table;
   table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
   table.block_cache = rocksdb::NewLRUCache(64 << 20);
@@ -125,26 +163,31 @@ std::unique_ptr<TimerStore> TimerStore::Open(const std::string& dir,
                             : "");
     return nullptr;
   }
-  std::unique_ptr<TimerStore> store(new TimerStore(db));
-  std::string counts;
-  if (db->Get(rocksdb::ReadOptions(), kCountsKey, &counts).ok() &&
-      counts.size() == sizeof(StateCounts)) {
-    std::memcpy(store->counts_.data(), counts.data(), sizeof(StateCounts));
+  std::unique_ptr<TimerStore> store(new TimerStore(db, stats));
+  for (int i = 0; i < kNumStates; ++i) {
+    std::string value;
+    if (db->Get(rocksdb::ReadOptions(), CountKey(i), &value).ok()) {
+      store->counts_[i].store(Int64AddOperator::Decode(value));
+    }
   }
-  store->writer_ = std::thread([s = store.get()] { s->WriterLoop(); });
+  for (unsigned i = 0; i < std::max(1u, writer_threads); ++i) {
+    store->writers_.emplace_back([s = store.get()] { s->WriterLoop(); });
+  }
   return store;
 }
 
-TimerStore::TimerStore(rocksdb::DB* db) : db_(db) {}
+TimerStore::TimerStore(rocksdb::DB* db, std::shared_ptr<rocksdb::Statistics> stats)
+    : db_(db), stats_(std::move(stats)) {}
 
 TimerStore::~TimerStore() { Close(); }
 
-void TimerStore::Submit(Mutation mutation, Done done, bool sync) {
+void TimerStore::Submit(std::vector<std::string> ids, Mutation mutation,
+                        Done done, bool sync) {
   {
     std::lock_guard lock(mutex_);
     if (!closing_) {
-      queue_.push_back({std::move(mutation), std::move(done), sync});
-      if (queue_.size() == 1) cv_.notify_one();
+      queue_.push_back({std::move(ids), std::move(mutation), std::move(done), sync});
+      cv_.notify_one();
       return;
     }
   }
@@ -152,48 +195,63 @@ void TimerStore::Submit(Mutation mutation, Done done, bool sync) {
 }
 
 void TimerStore::WriterLoop() {
-  std::vector<Op> group;
   for (;;) {
-    StateCounts counts;
+    Op op;
     {
       std::unique_lock lock(mutex_);
       cv_.wait(lock, [&] { return closing_ || !queue_.empty(); });
       if (queue_.empty()) return;  // closing and drained
-      group.swap(queue_);
-      counts = counts_;
+      op = std::move(queue_.front());
+      queue_.pop_front();
     }
-    rocksdb::WriteBatch batch;
-    StoreTxn txn(*db_, batch);
-    bool sync = false;
-    for (Op& op : group) {
-      op.mutation(txn);
-      sync = sync || op.sync;
+    Run(op);
+  }
+}
+
+void TimerStore::Run(Op& op) {
+  // Lock the ids' stripes in index order (no deadlock between mutations).
+  std::vector<std::size_t> stripes;
+  stripes.reserve(op.ids.size());
+  for (const std::string& id : op.ids) {
+    stripes.push_back(std::hash<std::string>{}(id) % kStripes);
+  }
+  std::sort(stripes.begin(), stripes.end());
+  stripes.erase(std::unique(stripes.begin(), stripes.end()), stripes.end());
+  for (std::size_t i : stripes) stripes_[i].lock();
+
+  rocksdb::WriteBatch batch;
+  StoreTxn txn(*db_, batch);
+  op.mutation(txn);
+  Status status;
+  if (batch.Count() > 0) {
+    for (int i = 0; i < kNumStates; ++i) {
+      if (txn.delta_[i] != 0) {
+        batch.Merge(CountKey(i), Int64AddOperator::Encode(txn.delta_[i]));
+      }
     }
-    for (int i = 0; i < kNumStates; ++i) counts[i] += txn.delta_[i];
-    batch.Put(kCountsKey, EncodeCounts(counts));
     rocksdb::WriteOptions wo;
-    wo.sync = sync;
+    wo.sync = op.sync;
     const auto start = std::chrono::steady_clock::now();
     rocksdb::Status s = db_->Write(wo, &batch);
     const auto took = std::chrono::steady_clock::now() - start;
-    Status status;
     if (s.ok()) {
-      std::lock_guard lock(mutex_);
-      counts_ = counts;
+      for (int i = 0; i < kNumStates; ++i) {
+        if (txn.delta_[i] != 0) counts_[i].fetch_add(txn.delta_[i]);
+      }
     } else {
       status.message = "store write failed: " + s.ToString();
     }
-    groups_.fetch_add(1, std::memory_order_relaxed);
     if (observer_) {
-      observer_(group.size(), sync,
-                std::chrono::duration_cast<std::chrono::nanoseconds>(took)
-                    .count());
+      observer_(op.sync,
+                std::chrono::duration_cast<std::chrono::nanoseconds>(took).count());
     }
-    for (Op& op : group) {
-      if (op.done) op.done(status);
-    }
-    group.clear();
   }
+  if (op.done) op.done(status);
+  for (auto it = stripes.rbegin(); it != stripes.rend(); ++it) stripes_[*it].unlock();
+}
+
+std::uint64_t TimerStore::wal_syncs() const {
+  return stats_->getTickerCount(rocksdb::WAL_FILE_SYNCED);
 }
 
 std::optional<TimerRecord> TimerStore::Get(const std::string& id) const {
@@ -259,24 +317,26 @@ std::vector<TimerRecord> TimerStore::List(TimerState state,
 }
 
 StateCounts TimerStore::Counts() const {
-  std::lock_guard lock(mutex_);
-  return counts_;
+  StateCounts out;
+  for (int i = 0; i < kNumStates; ++i) out[i] = counts_[i].load();
+  return out;
 }
 
 void TimerStore::Close() {
   {
     std::lock_guard lock(mutex_);
-    if (closing_ && !writer_.joinable()) return;
+    if (closed_) return;
     closing_ = true;
   }
   cv_.notify_all();
-  if (writer_.joinable()) writer_.join();
-  if (db_ != nullptr) {
-    db_->FlushWAL(/*sync=*/true);
-    db_->Close();
-    delete db_;
-    db_ = nullptr;
-  }
+  for (auto& t : writers_) t.join();
+  std::lock_guard lock(mutex_);
+  if (closed_) return;
+  closed_ = true;
+  db_->FlushWAL(/*sync=*/true);
+  db_->Close();
+  delete db_;
+  db_ = nullptr;
 }
 
 }  // namespace tickwheel::server

@@ -1,11 +1,12 @@
-// TimerStore: every timer, durably, in RocksDB; the single writer that
-// serializes all state transitions and group-commits them.
+// TimerStore: every timer, durably, in RocksDB; writer threads that apply
+// state transitions atomically, one at a time per timer.
 #ifndef TICKWHEEL_SERVER_STORE_TIMER_STORE_H_
 #define TICKWHEEL_SERVER_STORE_TIMER_STORE_H_
 
 #include <array>
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -20,6 +21,7 @@
 
 namespace rocksdb {
 class DB;
+class Statistics;
 class WriteBatch;
 }  // namespace rocksdb
 
@@ -33,12 +35,13 @@ struct Status {
 
 using StateCounts = std::array<std::int64_t, kNumStates>;
 
-// The view a mutation has of the store while the writer runs it: reads see
-// the writes of earlier mutations of the same group. Put keeps the due
-// index, the state index and the per-state counts in step with the record.
+// The view a mutation has of the store while it runs: reads see the
+// mutation's own earlier writes. Put keeps the due index, the state index
+// and the per-state counts in step with the record.
 class StoreTxn {
  public:
-  // The record of `id`, or nullopt.
+  // The record of `id`, or nullopt. REQUIRES: `id` is one of the ids the
+  // mutation was submitted with (so no other mutation changes it meanwhile).
   std::optional<TimerRecord> Get(const std::string& id);
   // Replaces `before` (nullopt: a new timer) by `after` (same id).
   // REQUIRES: `before` is what Get returned in this mutation.
@@ -66,16 +69,19 @@ struct DueEntry {
 //   's' state id           -> ""   delivered, failed and cancelled timers
 //                                  (pending and delivering ones are listed
 //                                  from the due index)
-//   'm' "counts"           -> per-state counts, written with every group
+//   'm' "count" state      -> int64, the number of timers in that state
+//                                  (merged: every write adds its deltas)
 //
-// Thread safety: all methods may be called from any thread. Mutations run
-// one at a time, in submission order, on the store's writer thread; reads
-// run on the caller's thread and see every write whose `done` has been
-// called.
-// Cost: one RocksDB write (one WAL fsync when any mutation asked for it)
-// per group of mutations queued while the previous group was written.
+// Thread safety: all methods may be called from any thread. A mutation
+// names the ids it touches; mutations with an id in common run one at a
+// time (striped locks), others in parallel on the store's writer threads.
+// Each mutation is one atomic RocksDB write; concurrent writes share WAL
+// fsyncs (RocksDB's group commit), so durable creates from many clients
+// cost one fsync per group, not one each. Reads run on the caller's thread
+// and see every write whose `done` has been called.
 //
-//   store->Submit([&](StoreTxn& txn) { txn.Put(std::nullopt, record); },
+//   store->Submit({record.id},
+//                 [&](StoreTxn& txn) { txn.Put(std::nullopt, record); },
 //                 [](const Status& s) { /* durable now, if s.ok() */ },
 //                 /*sync=*/true);
 class TimerStore {
@@ -86,14 +92,17 @@ class TimerStore {
   // Opens (creating if needed) the store in `dir`. On failure returns null
   // and sets `error` to a message that says what to do.
   static std::unique_ptr<TimerStore> Open(const std::string& dir,
-                                          std::string* error);
+                                          std::string* error,
+                                          unsigned writer_threads = 32);
   ~TimerStore();
 
-  // Queues `mutation`; after the group containing it is written (synced to
-  // disk if `sync` or another mutation of the group asked for it), calls
-  // `done` on the writer thread, in submission order. After Close, `done`
-  // gets an error and the mutation does not run.
-  void Submit(Mutation mutation, Done done, bool sync);
+  // Queues `mutation` over the timers `ids`. A writer thread locks them,
+  // runs it, writes its changes atomically (WAL synced if `sync`), then
+  // calls `done` while still holding the locks (so effects of `done`, such
+  // as arming the scheduler, happen in commit order per id). After Close,
+  // `done` gets an error and the mutation does not run.
+  void Submit(std::vector<std::string> ids, Mutation mutation, Done done,
+              bool sync);
 
   std::optional<TimerRecord> Get(const std::string& id) const;
 
@@ -108,40 +117,45 @@ class TimerStore {
   std::vector<TimerRecord> List(TimerState state, const std::string& after_id,
                                 std::size_t limit) const;
 
-  // Timers per state, as of the last written group.
+  // Timers per state, as of the last completed write.
   StateCounts Counts() const;
 
-  // Nanoseconds spent in the last group's write (for metrics), and groups.
-  std::uint64_t groups_written() const { return groups_.load(); }
+  // WAL fsyncs so far (RocksDB statistics).
+  std::uint64_t wal_syncs() const;
 
-  // Observer of each group write: (mutations, sync, write duration ns).
-  void SetWriteObserver(std::function<void(std::size_t, bool, std::int64_t)> f) {
+  // Observer of each write: (sync, write duration ns). Set before use.
+  void SetWriteObserver(std::function<void(bool, std::int64_t)> f) {
     observer_ = std::move(f);
   }
 
-  // Writes what is queued, stops the writer and closes the database.
+  // Runs what is queued, stops the writers and closes the database.
   // Idempotent.
   void Close();
 
  private:
   struct Op {
+    std::vector<std::string> ids;
     Mutation mutation;
     Done done;
     bool sync;
   };
+  static constexpr std::size_t kStripes = 4096;
 
-  explicit TimerStore(rocksdb::DB* db);
+  TimerStore(rocksdb::DB* db, std::shared_ptr<rocksdb::Statistics> stats);
   void WriterLoop();
+  void Run(Op& op);
 
   rocksdb::DB* db_;
-  mutable std::mutex mutex_;
+  std::shared_ptr<rocksdb::Statistics> stats_;
+  std::array<std::atomic<std::int64_t>, kNumStates> counts_{};
+  std::unique_ptr<std::mutex[]> stripes_{new std::mutex[kStripes]};
+  std::mutex mutex_;
   std::condition_variable cv_;
-  std::vector<Op> queue_;  // GUARDED_BY(mutex_)
-  bool closing_ = false;   // GUARDED_BY(mutex_)
-  StateCounts counts_{};   // GUARDED_BY(mutex_)
-  std::atomic<std::uint64_t> groups_{0};
-  std::function<void(std::size_t, bool, std::int64_t)> observer_;
-  std::thread writer_;
+  std::deque<Op> queue_;  // GUARDED_BY(mutex_)
+  bool closing_ = false;  // GUARDED_BY(mutex_)
+  bool closed_ = false;   // GUARDED_BY(mutex_)
+  std::function<void(bool, std::int64_t)> observer_;
+  std::vector<std::thread> writers_;
 };
 
 }  // namespace tickwheel::server
