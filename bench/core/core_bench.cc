@@ -76,6 +76,7 @@ void Run(const Options& o) {
         o.n, static_cast<std::int64_t>(o.fire_window_ms * 1e6), rng);
     Row(o, "fire_cpu_ns", r.cpu_ns_per_timer);
     Row(o, "fire_wall_ms", r.wall_ms);
+    Row(o, "fire_preempted", static_cast<double>(r.preempted));
     const auto& late = r.lateness_ns;
     auto at = [&](double q) {
       const auto i = static_cast<std::size_t>(q * static_cast<double>(late.size() - 1));
