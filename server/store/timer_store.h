@@ -36,7 +36,7 @@ struct Status {
 using StateCounts = std::array<std::int64_t, kNumStates>;
 
 // The view a mutation has of the store while it runs: reads see the
-// mutation's own earlier writes. Put keeps the due index, the state index
+// writes of the mutation and of those before it in its group. Put keeps the due index, the state index
 // and the per-state counts in step with the record.
 class StoreTxn {
  public:
@@ -79,8 +79,10 @@ struct DueEntry {
 // 256 mutations), runs them in order on one transaction and writes them
 // in one atomic RocksDB write; writers running at the same time also share
 // WAL fsyncs (RocksDB's own group commit). So durable creates from many
-// clients cost one fsync per group, not one each. Reads run on the caller's thread
-// and see every write whose `done` has been called.
+// clients cost one fsync per group, not one each. Reads run on the
+// caller's thread and see every write whose `done` has been called.
+// Cost: per mutation, a point read per timer it reads and a few keys
+// written; per group, one WAL append and at most one fsync.
 //
 //   store->Submit({record.id},
 //                 [&](StoreTxn& txn) { txn.Put(std::nullopt, record); },
