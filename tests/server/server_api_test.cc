@@ -266,3 +266,37 @@ TEST_F(ServerApiTest, HealthzAndMetricsAnswer) {
 
 }  // namespace
 }  // namespace tickwheel::testing
+
+namespace tickwheel::testing {
+namespace {
+
+// Bad command lines stop `tickwheel serve` at once with a message.
+TEST(ServeCommandLineTest, RefusesWhatItCannotDoWithAMessage) {
+  TempDir dir;
+  auto run = [&](const std::string& args) {
+    const std::string cmd = std::string(Binary()) + " serve --data-dir " + dir.path() +
+                            "/data " + args + " 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    std::string out;
+    char buf[4096];
+    while (std::size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+    const int status = pclose(p);
+    return std::make_pair(WEXITSTATUS(status), out);
+  };
+  auto [pg_rc, pg_out] = run("--postgres postgres://localhost/timers");
+  EXPECT_NE(pg_rc, 0);
+  EXPECT_NE(pg_out.find("not supported yet"), std::string::npos) << pg_out;
+  auto [listen_rc, listen_out] = run("--listen nonsense");
+  EXPECT_NE(listen_rc, 0);
+  EXPECT_NE(listen_out.find("--listen"), std::string::npos) << listen_out;
+  auto [window_rc, window_out] = run("--window soon");
+  EXPECT_NE(window_rc, 0);
+  EXPECT_NE(window_out.find("not a duration"), std::string::npos) << window_out;
+  auto [nats_rc, nats_out] = run("--listen 127.0.0.1:" + std::to_string(FreePort()) +
+                                 " --nats nats://127.0.0.1:" + std::to_string(FreePort()));
+  EXPECT_NE(nats_rc, 0);
+  EXPECT_NE(nats_out.find("cannot connect"), std::string::npos) << nats_out;
+}
+
+}  // namespace
+}  // namespace tickwheel::testing
