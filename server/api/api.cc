@@ -527,15 +527,16 @@ HttpResponse Api::List(std::string_view query) {
     return Error(400, "missing_field",
                  "give ?state=pending|delivering|delivered|failed|cancelled", "state");
   }
-  std::vector<TimerRecord> records = store_.List(*state, after, limit);
+  std::string resume_after;
+  std::vector<TimerRecord> records = store_.List(*state, after, limit, &resume_after);
   std::string body = "{\"timers\":[";
   for (std::size_t i = 0; i < records.size(); ++i) {
     if (i) body += ',';
     body += TimerJson(records[i]);
   }
   body += "]";
-  if (records.size() == limit) {
-    body += ",\"next_after\":\"" + records.back().id + "\"";
+  if (!resume_after.empty()) {
+    body += ",\"next_after\":\"" + resume_after + "\"";
   }
   body += "}";
   return JsonResponse(200, std::move(body));

@@ -297,7 +297,9 @@ std::vector<DueEntry> TimerStore::ScanDue(std::int64_t from_ms,
 
 std::vector<TimerRecord> TimerStore::List(TimerState state,
                                           const std::string& after_id,
-                                          std::size_t limit) const {
+                                          std::size_t limit,
+                                          std::string* resume_after) const {
+  if (resume_after) resume_after->clear();
   std::vector<TimerRecord> out;
   rocksdb::ReadOptions ro;
   std::string prefix;
@@ -324,10 +326,14 @@ std::vector<TimerRecord> TimerStore::List(TimerState state,
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
   it->Seek(start);
   if (!after_id.empty() && it->Valid() && it->key() == start) it->Next();
-  for (; it->Valid() && out.size() < limit; it->Next()) {
-    std::string id(it->key().data() + id_offset, it->key().size() - id_offset);
-    if (auto r = Get(id); r && r->state == state) out.push_back(std::move(*r));
+  std::size_t scanned = 0;
+  std::string last;
+  for (; it->Valid() && out.size() < limit && scanned < kListScanBudget; it->Next()) {
+    ++scanned;
+    last.assign(it->key().data() + id_offset, it->key().size() - id_offset);
+    if (auto r = Get(last); r && r->state == state) out.push_back(std::move(*r));
   }
+  if (resume_after && it->Valid() && !last.empty()) *resume_after = last;
   return out;
 }
 

@@ -117,10 +117,15 @@ class TimerStore {
                                 std::size_t limit) const;
 
   // Records in `state` after the one with id `after_id` ("" for the start),
-  // at most `limit`: pending and delivering timers in due-time order,
-  // the other states in id order.
+  // at most `limit`: pending and delivering timers in due-time order (from
+  // the due index, which holds both: at most kListScanBudget entries are
+  // looked at per call), the other states in id order. If there may be
+  // more, `*resume_after` (if given) is set to the id to continue after,
+  // else cleared.
   std::vector<TimerRecord> List(TimerState state, const std::string& after_id,
-                                std::size_t limit) const;
+                                std::size_t limit,
+                                std::string* resume_after = nullptr) const;
+  static constexpr std::size_t kListScanBudget = 10'000;
 
   // Timers per state, as of the last completed write.
   StateCounts Counts() const;

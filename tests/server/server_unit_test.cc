@@ -252,6 +252,43 @@ TEST(TimerStoreTest, MutationsOnTheSameIdNeverInterleave) {
   EXPECT_TRUE(refused);
 }
 
+// Listing delivering timers scans the due index, which is mostly pending
+// ones: each call looks at a bounded number of entries and says where to
+// resume, so a listing never stalls the server.
+TEST(TimerStoreTest, ListingScansABoundedNumberOfEntriesAndResumes) {
+  TempDirectory dir;
+  std::string error;
+  auto store = TimerStore::Open(dir.path(), &error);
+  ASSERT_TRUE(store) << error;
+  const std::size_t kPending = TimerStore::kListScanBudget * 2 + 5;
+  std::vector<std::string> ids;
+  for (std::size_t i = 0; i < kPending; ++i) ids.push_back("p" + std::to_string(i));
+  Apply(*store, ids, [&](StoreTxn& txn) {
+    for (std::size_t i = 0; i < kPending; ++i) {
+      txn.Put(std::nullopt, Record(ids[i], 1000 + static_cast<std::int64_t>(i)));
+    }
+  });
+  Apply(*store, {"busy"}, [](StoreTxn& txn) {
+    txn.Put(std::nullopt, Record("busy", 999'999, TimerState::kDelivering));
+  });
+  std::vector<std::string> found;
+  std::string after;
+  int calls = 0;
+  do {
+    std::string resume;
+    for (const TimerRecord& r : store->List(TimerState::kDelivering, after, 10, &resume)) {
+      found.push_back(r.id);
+    }
+    after = resume;
+    ++calls;
+  } while (!after.empty() && calls < 100);
+  EXPECT_EQ(found, std::vector<std::string>{"busy"});
+  EXPECT_EQ(calls, 3);
+  std::string resume;
+  EXPECT_EQ(store->List(TimerState::kPending, "", 10, &resume).size(), 10u);
+  EXPECT_EQ(resume, "p9");
+}
+
 TEST(TimerStoreTest, OpenFailsWithAMessageWhenTheDirectoryIsLocked) {
   TempDirectory dir;
   std::string error;
