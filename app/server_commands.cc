@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <boost/json.hpp>
 #include <cstdio>
+#include <ctime>
 #include <iostream>
 #include <memory>
 
@@ -34,9 +35,86 @@ std::chrono::milliseconds Ms(const std::string& text) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(*ParseDuration(text));
 }
 
-// Prints the answer: the body on success (exit 0), the error's message
-// otherwise (exit 1).
-int Report(const HttpCallResult& r) {
+// "2026-11-23T10:47:40.087Z (in 29.5s)" for Unix ms.
+std::string FormatTime(std::int64_t ms) {
+  const std::time_t seconds = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  const std::int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+  const std::int64_t delta = ms - now;
+  const double abs_ms = static_cast<double>(delta < 0 ? -delta : delta);
+  char rel[32];
+  if (abs_ms < 1000) {
+    std::snprintf(rel, sizeof rel, "%.0fms", abs_ms);
+  } else if (abs_ms < 120e3) {
+    std::snprintf(rel, sizeof rel, "%.1fs", abs_ms / 1e3);
+  } else if (abs_ms < 7200e3) {
+    std::snprintf(rel, sizeof rel, "%.0fm", abs_ms / 60e3);
+  } else if (abs_ms < 172800e3) {
+    std::snprintf(rel, sizeof rel, "%.1fh", abs_ms / 3600e3);
+  } else {
+    std::snprintf(rel, sizeof rel, "%.1fd", abs_ms / 86400e3);
+  }
+  char out[128];
+  std::snprintf(out, sizeof out, "%s.%03dZ (%s%s%s)", buf, static_cast<int>(ms % 1000),
+                delta < 0 ? "" : "in ", rel, delta < 0 ? " ago" : "");
+  return out;
+}
+
+std::string Str(const json::object& o, const char* key) {
+  const json::value* v = o.if_contains(key);
+  if (v == nullptr) return "";
+  if (v->is_string()) return std::string(v->as_string());
+  return json::serialize(*v);
+}
+
+std::string Target(const json::object& t) {
+  const json::object& target = t.at("target").as_object();
+  return target.contains("nats") ? "nats:" + Str(target, "nats") : Str(target, "url");
+}
+
+// One timer, for people.
+void PrintTimer(const json::object& t) {
+  std::printf("id:         %s\n", Str(t, "id").c_str());
+  std::printf("state:      %s\n", Str(t, "state").c_str());
+  std::printf("fire at:    %s\n", FormatTime(t.at("fire_at_ms").as_int64()).c_str());
+  if (t.contains("next_attempt_ms") && t.at("attempts").as_int64() > 0) {
+    std::printf("next try:   %s\n", FormatTime(t.at("next_attempt_ms").as_int64()).c_str());
+  }
+  std::printf("attempts:   %lld of %s\n", static_cast<long long>(t.at("attempts").as_int64()),
+              Str(t.at("retry").as_object(), "max_attempts").c_str());
+  std::printf("target:     %s\n", Target(t).c_str());
+  std::printf("payload:    %s\n", Str(t, "payload").c_str());
+  if (t.contains("last_error")) std::printf("last error: %s\n", Str(t, "last_error").c_str());
+}
+
+// Timers as a table, for people.
+void PrintTable(const json::object& body) {
+  std::printf("%-34s %-10s %-24s %-8s %s\n", "ID", "STATE", "DUE (UTC)", "ATTEMPTS",
+              "TARGET / LAST ERROR");
+  for (const json::value& v : body.at("timers").as_array()) {
+    const json::object& t = v.as_object();
+    const std::int64_t due = t.contains("next_attempt_ms") ? t.at("next_attempt_ms").as_int64()
+                                                           : t.at("fire_at_ms").as_int64();
+    std::string when = FormatTime(due).substr(0, 23);
+    std::string last = t.contains("last_error") ? "  (" + Str(t, "last_error") + ")" : "";
+    std::printf("%-34s %-10s %-24s %-8s %s%s\n", Str(t, "id").c_str(), Str(t, "state").c_str(),
+                when.c_str(), Str(t, "attempts").c_str(), Target(t).c_str(), last.c_str());
+  }
+  if (body.contains("next_after")) {
+    std::printf("(more: --after %s)\n", Str(body, "next_after").c_str());
+  }
+}
+
+enum class Output { kJson, kTimer, kTable };
+
+// Prints the answer on success (exit 0): raw JSON, or for people; the
+// error's code and message otherwise (exit 1).
+int Report(const HttpCallResult& r, Output output = Output::kJson) {
   if (r.status == 0) {
     std::fprintf(stderr, "tickwheel: %s\n", r.error.c_str());
     return 1;
@@ -44,7 +122,13 @@ int Report(const HttpCallResult& r) {
   boost::system::error_code ec;
   json::value v = json::parse(r.body, ec);
   if (r.status >= 200 && r.status < 300) {
-    std::printf("%s\n", r.body.c_str());
+    if (ec || !v.is_object() || output == Output::kJson) {
+      std::printf("%s\n", r.body.c_str());
+    } else if (output == Output::kTimer) {
+      PrintTimer(v.as_object());
+    } else {
+      PrintTable(v.as_object());
+    }
     return 0;
   }
   if (!ec && v.is_object() && v.as_object().contains("error")) {
@@ -74,7 +158,8 @@ void AddServe(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--postgres", options->postgres,
                   "PostgreSQL URL for cluster mode (not supported yet)");
-  cmd->add_option("--nats", options->nats, "NATS URL for NATS targets (not supported yet)");
+  cmd->add_option("--nats", options->nats,
+                  "NATS URL (nats://host:4222) for {\"nats\": subject} targets (JetStream)");
   cmd->add_option("--threads", options->threads, "HTTP server threads")
       ->capture_default_str()->check(CLI::Range(1, 64));
   cmd->add_option("--window", (*flags)["window"],
@@ -126,6 +211,7 @@ void AddServe(CLI::App& app, int& exit_code) {
 
 struct ClientFlags {
   std::string server = "127.0.0.1:8080";
+  bool json = false;
 };
 
 void AddClientCommands(CLI::App& app, int& exit_code) {
@@ -133,10 +219,11 @@ void AddClientCommands(CLI::App& app, int& exit_code) {
   auto server_flag = [common](CLI::App* cmd) {
     cmd->add_option("--server", common->server, "the server's host:port")
         ->capture_default_str();
+    cmd->add_flag("--json", common->json, "print the server's JSON answer as is");
   };
 
   struct AddFlags {
-    std::string in, url, payload, id;
+    std::string in, url, nats, payload, id;
     std::int64_t at = -1;
     int max_attempts = 0;
   };
@@ -146,7 +233,9 @@ void AddClientCommands(CLI::App& app, int& exit_code) {
   auto* in_opt = add_cmd->add_option("--in", add->in, "fire after this long (e.g. 30s)")
                      ->check(DurationCheck());
   add_cmd->add_option("--at", add->at, "fire at this Unix time in ms")->excludes(in_opt);
-  add_cmd->add_option("--url", add->url, "webhook to POST to")->required();
+  auto* url_opt = add_cmd->add_option("--url", add->url, "webhook to POST to");
+  add_cmd->add_option("--nats", add->nats, "JetStream subject to publish to (instead of --url)")
+      ->excludes(url_opt);
   add_cmd->add_option("--payload", add->payload, "JSON payload");
   add_cmd->add_option("--id", add->id, "the timer's id (default: generated)");
   add_cmd->add_option("--max-attempts", add->max_attempts, "delivery attempts")
@@ -159,7 +248,18 @@ void AddClientCommands(CLI::App& app, int& exit_code) {
     } else {
       body["delay_ms"] = add->in.empty() ? 0 : Ms(add->in).count();
     }
-    body["target"] = json::object{{"url", add->url}};
+    if (add->url.empty() && add->nats.empty()) {
+      std::fprintf(stderr, "tickwheel: give --url or --nats\n");
+      exit_code = 2;
+      return;
+    }
+    json::object target;
+    if (!add->nats.empty()) {
+      target["nats"] = add->nats;
+    } else {
+      target["url"] = add->url;
+    }
+    body["target"] = std::move(target);
     if (!add->payload.empty()) {
       boost::system::error_code ec;
       json::value payload = json::parse(add->payload, ec);
@@ -173,7 +273,8 @@ void AddClientCommands(CLI::App& app, int& exit_code) {
     }
     if (add->max_attempts > 0) body["retry"] = json::object{{"max_attempts", add->max_attempts}};
     BlockingHttpClient client(common->server);
-    exit_code = Report(client.Call("POST", "/v1/timers", json::serialize(body)));
+    exit_code = Report(client.Call("POST", "/v1/timers", json::serialize(body)),
+                       common->json ? Output::kJson : Output::kTimer);
   });
 
   auto id = std::make_shared<std::string>();
@@ -182,7 +283,8 @@ void AddClientCommands(CLI::App& app, int& exit_code) {
   get_cmd->add_option("id", *id, "the timer's id")->required();
   get_cmd->callback([id, common, &exit_code] {
     BlockingHttpClient client(common->server);
-    exit_code = Report(client.Call("GET", "/v1/timers/" + *id));
+    exit_code = Report(client.Call("GET", "/v1/timers/" + *id),
+                       common->json ? Output::kJson : Output::kTimer);
   });
 
   auto cancel_id = std::make_shared<std::string>();
@@ -191,12 +293,14 @@ void AddClientCommands(CLI::App& app, int& exit_code) {
   cancel_cmd->add_option("id", *cancel_id, "the timer's id")->required();
   cancel_cmd->callback([cancel_id, common, &exit_code] {
     BlockingHttpClient client(common->server);
-    exit_code = Report(client.Call("DELETE", "/v1/timers/" + *cancel_id));
+    exit_code = Report(client.Call("DELETE", "/v1/timers/" + *cancel_id),
+                       common->json ? Output::kJson : Output::kTimer);
   });
 
   struct LsFlags {
     std::string state = "pending";
     int limit = 100;
+    std::string after;
   };
   auto ls = std::make_shared<LsFlags>();
   CLI::App* ls_cmd = app.add_subcommand("ls", "List timers in a state");
@@ -206,10 +310,13 @@ void AddClientCommands(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"pending", "delivering", "delivered", "failed", "cancelled"}));
   ls_cmd->add_option("--limit", ls->limit, "at most this many")
       ->capture_default_str()->check(CLI::Range(1, 1000));
+  ls_cmd->add_option("--after", ls->after, "start after this id (paging)");
   ls_cmd->callback([ls, common, &exit_code] {
     BlockingHttpClient client(common->server);
-    exit_code = Report(client.Call(
-        "GET", "/v1/timers?state=" + ls->state + "&limit=" + std::to_string(ls->limit)));
+    exit_code = Report(client.Call("GET", "/v1/timers?state=" + ls->state + "&limit=" +
+                                              std::to_string(ls->limit) +
+                                              (ls->after.empty() ? "" : "&after=" + ls->after)),
+                       common->json ? Output::kJson : Output::kTable);
   });
 }
 

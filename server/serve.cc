@@ -78,10 +78,6 @@ int RunServe(const ServeOptions& options) {
                   "run without it to use the embedded store in --data-dir");
     return 1;
   }
-  if (!options.nats.empty()) {
-    spdlog::error("--nats: NATS targets are not supported yet; timers take http:// urls");
-    return 1;
-  }
   std::string error;
   auto endpoint = ParseListen(options.listen, &error);
   if (!endpoint) {
@@ -104,20 +100,32 @@ int RunServe(const ServeOptions& options) {
                options.data_dir, at_start[0], at_start[1], at_start[2], at_start[3],
                at_start[4]);
 
+  std::unique_ptr<NatsPublisher> nats;
+  if (!options.nats.empty()) {
+    nats = NatsPublisher::Connect(options.nats, options.webhook.timeout, 4, &error);
+    if (!nats) {
+      spdlog::error("{}", error);
+      return 1;
+    }
+    spdlog::info("NATS targets publish to JetStream at {}", options.nats);
+  }
+  ApiLimits limits = options.limits;
+  limits.nats_enabled = nats != nullptr;
   WebhookClient webhook(options.webhook);
   Dispatcher* dispatcher_ptr = nullptr;
   Scheduler scheduler(*store, options.scheduler, [&dispatcher_ptr](std::vector<DueEntry> due) {
     dispatcher_ptr->OnFired(std::move(due));
   });
-  Dispatcher dispatcher(*store, scheduler, webhook, metrics);
+  Dispatcher dispatcher(*store, scheduler, webhook, nats.get(), metrics);
   dispatcher_ptr = &dispatcher;
 
-  Api api(*store, scheduler, metrics, options.limits, [&](std::string& out) {
+  Api api(*store, scheduler, metrics, limits, [&](std::string& out) {
     const StateCounts c = store->Counts();
     AppendGauge(out, "tickwheel_timers_pending", "Timers waiting to fire (incl. retries in backoff).", static_cast<double>(c[0]));
     AppendGauge(out, "tickwheel_timers_delivering", "Timers with an attempt in flight.", static_cast<double>(c[1]));
     AppendGauge(out, "tickwheel_timers_delivered", "Timers delivered (kept in the store).", static_cast<double>(c[2]));
     AppendGauge(out, "tickwheel_timers_dead_letters", "Timers that failed every attempt.", static_cast<double>(c[3]));
+    AppendGauge(out, "tickwheel_timers_cancelled", "Timers cancelled (kept in the store).", static_cast<double>(c[4]));
     AppendGauge(out, "tickwheel_timers_in_window", "Timers loaded in memory (in the wheel or in flight).", static_cast<double>(scheduler.loaded()));
     AppendGauge(out, "tickwheel_store_wal_syncs", "WAL fsyncs since start (creates share them).", static_cast<double>(store->wal_syncs()));
     AppendGauge(out, "tickwheel_window_end_seconds", "End of the in-memory window (Unix time).", static_cast<double>(scheduler.window_end_ms()) / 1000.0);
@@ -180,6 +188,7 @@ int RunServe(const ServeOptions& options) {
   ioc.stop();
   for (auto& t : threads) t.join();
   webhook.Stop();
+  if (nats) nats->Stop();
   store->Close();
   spdlog::info("stopped cleanly");
   return 0;

@@ -17,7 +17,7 @@ struct ServeOptions {
   std::string listen = "127.0.0.1:8080";
   std::string data_dir = "./data";
   std::string postgres;  // not supported yet: rejected
-  std::string nats;      // not supported yet: rejected
+  std::string nats;      // NATS URL; empty: NATS targets are refused
   unsigned threads = 2;  // HTTP server threads
   ApiLimits limits;
   SchedulerOptions scheduler;

@@ -140,8 +140,9 @@ std::string TimerJson(const TimerRecord& r) {
   out += std::to_string(r.max_attempts);
   out += ",\"backoff_ms\":";
   out += std::to_string(r.backoff_ms);
-  out += "},\"target\":{\"url\":";
-  out += quoted(r.url);
+  const bool nats = std::string_view(r.url).substr(0, kNatsPrefix.size()) == kNatsPrefix;
+  out += nats ? "},\"target\":{\"nats\":" : "},\"target\":{\"url\":";
+  out += quoted(nats ? std::string_view(r.url).substr(kNatsPrefix.size()) : std::string_view(r.url));
   out += "},\"payload\":";
   out += r.payload.empty() ? "null" : r.payload;
   out += ",\"created_ms\":";

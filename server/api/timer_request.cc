@@ -128,7 +128,7 @@ ApiResult<std::int64_t> FireTime(const json::object& obj,
 }
 
 std::optional<ApiError> ParseTarget(const json::value* v, std::string_view prefix,
-                                    TimerSpec& spec) {
+                                    const ApiLimits& limits, TimerSpec& spec) {
   const std::string field = Name(prefix, "target");
   if (v == nullptr) {
     return Bad("missing_field", field,
@@ -139,10 +139,25 @@ std::optional<ApiError> ParseTarget(const json::value* v, std::string_view prefi
   }
   const json::object& t = v->as_object();
   if (auto e = CheckFields(t, {"url", "nats"}, field + ".")) return e;
-  if (t.contains("nats")) {
-    return Bad("unsupported_target", field + ".nats",
-               "NATS targets are not supported yet by this server; use an "
-               "http:// url");
+  if (t.contains("url") && t.contains("nats")) {
+    return Bad("conflicting_fields", field + ".url",
+               field + " takes either url or nats, not both");
+  }
+  if (const json::value* nats = t.if_contains("nats")) {
+    if (!nats->is_string()) {
+      return Bad("invalid_type", field + ".nats",
+                 field + ".nats must be a string (a subject), not " + KindName(*nats));
+    }
+    if (!limits.nats_enabled) {
+      return Bad("unsupported_target", field + ".nats",
+                 "this server was started without --nats: NATS targets are not "
+                 "available; use an http:// url");
+    }
+    if (auto error = NatsSubjectError(nats->as_string())) {
+      return Bad("invalid_value", field + ".nats", field + ".nats: " + *error);
+    }
+    spec.url = std::string(kNatsPrefix) + std::string(nats->as_string());
+    return std::nullopt;
   }
   const json::value* url = t.if_contains("url");
   if (url == nullptr) {
@@ -198,6 +213,19 @@ std::optional<ApiError> ParseRetry(const json::value* v, std::string_view prefix
 }
 
 }  // namespace
+
+std::optional<std::string> NatsSubjectError(std::string_view subject) {
+  if (subject.empty() || subject.size() > 256) return "must be 1..256 characters";
+  if (subject.front() == '.' || subject.back() == '.' ||
+      subject.find("..") != std::string_view::npos) {
+    return "has an empty token (leading, trailing or double '.')";
+  }
+  for (char c : subject) {
+    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) return "contains a space or control character";
+    if (c == '*' || c == '>') return "contains a wildcard ('*' or '>'); publish to one subject";
+  }
+  return std::nullopt;
+}
 
 std::optional<ApiError> ValidateId(std::string_view id, std::string_view field) {
   if (id.empty() || id.size() > kMaxIdLength) {
@@ -257,7 +285,7 @@ ApiResult<TimerSpec> ParseTimerSpec(const json::value& body,
   auto fire = FireTime(obj, limits, now_ms, prefix);
   if (auto* e = std::get_if<ApiError>(&fire)) return *e;
   spec.fire_at_ms = std::get<0>(fire);
-  if (auto e = ParseTarget(obj.if_contains("target"), prefix, spec)) return *e;
+  if (auto e = ParseTarget(obj.if_contains("target"), prefix, limits, spec)) return *e;
   if (auto e = ParseRetry(obj.if_contains("retry"), prefix, spec)) return *e;
   if (const json::value* p = obj.if_contains("payload")) {
     spec.payload = json::serialize(*p);

@@ -19,7 +19,11 @@ struct ApiLimits {
   std::size_t max_batch = 10'000;          // timers per batch request
   std::uint32_t default_max_attempts = 10;
   std::uint32_t default_backoff_ms = 1000;
+  bool nats_enabled = false;  // the server was started with --nats
 };
+
+// Targets are stored as a string: the webhook URL, or kNatsPrefix + subject.
+inline constexpr std::string_view kNatsPrefix = "nats:";
 
 inline constexpr std::size_t kMaxIdLength = 128;
 
@@ -27,7 +31,7 @@ inline constexpr std::size_t kMaxIdLength = 128;
 struct TimerSpec {
   std::optional<std::string> id;
   std::int64_t fire_at_ms = 0;  // absolute; past times were clamped to now
-  std::string url;
+  std::string url;                // the target (see kNatsPrefix)
   std::string payload = "null";  // serialized JSON
   std::uint32_t max_attempts = 1;
   std::uint32_t backoff_ms = 0;
@@ -51,6 +55,10 @@ ApiResult<TimerSpec> ParseTimerSpec(const boost::json::value& body,
 ApiResult<std::vector<TimerSpec>> ParseBatch(const boost::json::value& body,
                                              const ApiLimits& limits,
                                              std::int64_t now_ms);
+
+// A JetStream subject to publish to: tokens of printable characters
+// separated by '.', no wildcards, at most 256 characters. nullopt if valid.
+std::optional<std::string> NatsSubjectError(std::string_view subject);
 
 // The body of PATCH /v1/timers/{id}: the new absolute fire time.
 ApiResult<std::int64_t> ParseReschedule(const boost::json::value& body,

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <memory>
 
+#include "api/timer_request.h"
 #include "wall_clock.h"
 
 namespace tickwheel::server {
@@ -26,8 +27,8 @@ std::string DeliveryBody(const TimerRecord& r) {
 }
 
 Dispatcher::Dispatcher(TimerStore& store, Scheduler& scheduler,
-                       WebhookClient& client, Metrics& metrics)
-    : store_(store), scheduler_(scheduler), client_(client), metrics_(metrics) {}
+                       WebhookClient& client, NatsPublisher* nats, Metrics& metrics)
+    : store_(store), scheduler_(scheduler), client_(client), nats_(nats), metrics_(metrics) {}
 
 void Dispatcher::OnFired(std::vector<DueEntry> due) {
   // Claims are written in chunks: one atomic write per chunk.
@@ -100,6 +101,21 @@ void Dispatcher::ClaimChunk(std::shared_ptr<std::vector<DueEntry>> entries) {
 
 void Dispatcher::Deliver(TimerRecord record) {
   in_flight_.fetch_add(1);
+  const std::string_view target(record.url);
+  if (target.substr(0, kNatsPrefix.size()) == kNatsPrefix) {
+    if (nats_ == nullptr) {  // created by a server that had --nats
+      Complete(record.id, record.attempts,
+               WebhookResult{false, 0, "NATS target, but this server runs without --nats", 0});
+      return;
+    }
+    nats_->Publish(std::string(target.substr(kNatsPrefix.size())), DeliveryBody(record),
+                   record.id,
+                   [this, id = record.id, attempt = record.attempts](WebhookResult r) {
+                     metrics_.delivery_latency.Observe(r.latency_ms);
+                     Complete(id, attempt, std::move(r));
+                   });
+    return;
+  }
   std::optional<HttpUrl> url = ParseHttpUrl(record.url);
   if (!url) {  // validated at create; only a corrupted record gets here
     Complete(record.id, record.attempts,

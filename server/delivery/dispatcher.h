@@ -11,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "delivery/nats_publisher.h"
 #include "delivery/webhook_client.h"
 #include "metrics.h"
 #include "scheduler/scheduler.h"
@@ -23,7 +24,8 @@ namespace tickwheel::server {
 //            time and the wall clock has reached it -> state delivering,
 //            attempts + 1. Otherwise the fired entry was stale: dropped.
 //   POST     {"id", "payload", "fire_at_ms", "attempt"} with
-//            Idempotency-Key: <id>.
+//            Idempotency-Key: <id> (or, for a NATS target, publish that body
+//            to JetStream with Nats-Msg-Id: <id>).
 //   outcome  2xx -> delivered. Otherwise, if attempts < max_attempts ->
 //            pending at now + backoff * 2^(attempts-1) * U[0.5, 1.5);
 //            else failed (a dead letter).
@@ -34,8 +36,9 @@ namespace tickwheel::server {
 // Thread safety: OnFired from any thread (the scheduler's).
 class Dispatcher {
  public:
+  // `nats` may be null (no NATS targets are accepted then).
   Dispatcher(TimerStore& store, Scheduler& scheduler, WebhookClient& client,
-             Metrics& metrics);
+             NatsPublisher* nats, Metrics& metrics);
 
   // The scheduler's `fire` callback.
   void OnFired(std::vector<DueEntry> due);
@@ -56,6 +59,7 @@ class Dispatcher {
   TimerStore& store_;
   Scheduler& scheduler_;
   WebhookClient& client_;
+  NatsPublisher* const nats_;
   Metrics& metrics_;
   std::atomic<std::int64_t> in_flight_{0};
   struct Outcome {

@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 #include <filesystem>
 #include <future>
+#include <map>
 #include <unistd.h>
 
 #include "api/timer_request.h"
@@ -317,6 +318,67 @@ TEST(SchedulerTest, FiresArmedTimersOnTimeAndNotDisarmedOnes) {
   }
   EXPECT_EQ(ids, (std::set<std::string>{"a", "b", "stored", "sentinel"}));
   EXPECT_EQ(scheduler.in_flight(), 4u);
+}
+
+}  // namespace
+}  // namespace tickwheel::server
+
+namespace tickwheel::server {
+namespace {
+
+// A backlog five times the window's cap (a restart after an outage) is
+// loaded as it drains: every timer fires exactly once, never early, and the
+// scheduler never holds much more than the cap.
+TEST(SchedulerTest, BacklogLargerThanTheCapDrainsCompletelyWithinTheCap) {
+  TempDirectory dir;
+  std::string error;
+  auto store = TimerStore::Open(dir.path(), &error);
+  ASSERT_TRUE(store) << error;
+  const std::int64_t now = WallNowMs();
+  constexpr int kOverdue = 5000;
+  constexpr int kSoon = 1000;
+  std::vector<std::string> ids;
+  for (int i = 0; i < kOverdue + kSoon; ++i) ids.push_back("t" + std::to_string(i));
+  Apply(*store, ids, [&](StoreTxn& txn) {
+    for (int i = 0; i < kOverdue; ++i) txn.Put(std::nullopt, Record(ids[i], now - 1000 + i / 5));
+    for (int i = 0; i < kSoon; ++i) {
+      txn.Put(std::nullopt, Record(ids[kOverdue + i], now + 100 + i / 2));
+    }
+  });
+  SchedulerOptions options;
+  options.max_window_timers = 1000;
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::map<std::string, int> fired;
+  std::size_t max_loaded = 0;
+  int early = 0;
+  Scheduler* self = nullptr;
+  Scheduler scheduler(*store, options, [&](std::vector<DueEntry> due) {
+    const std::int64_t at = WallNowMs();
+    {
+      std::lock_guard lock(mutex);
+      max_loaded = std::max(max_loaded, self->loaded());
+      for (const DueEntry& d : due) {
+        ++fired[d.id];
+        if (at < d.due_ms) ++early;
+      }
+    }
+    for (const DueEntry& d : due) self->Finish(d.id);  // delivered
+    cv.notify_all();
+  });
+  self = &scheduler;
+  scheduler.Start();
+  {
+    std::unique_lock lock(mutex);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(60), [&] {
+      return fired.size() == static_cast<std::size_t>(kOverdue + kSoon);
+    })) << fired.size();
+  }
+  scheduler.Stop();
+  for (const auto& [id, n] : fired) EXPECT_EQ(n, 1) << id;
+  EXPECT_EQ(early, 0);
+  EXPECT_LE(max_loaded, options.max_window_timers + 10);  // + one millisecond's worth
+  EXPECT_GT(scheduler.refills(), 5u);  // loaded in parts
 }
 
 }  // namespace

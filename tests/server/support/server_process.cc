@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -62,6 +63,8 @@ bool ServerProcess::Start(int port) {
   args.insert(args.end(), extra_args_.begin(), extra_args_.end());
   pid_ = fork();
   if (pid_ == 0) {
+    // Do not outlive the test (or benchmark) if it dies.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
     int fd = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     dup2(fd, 1);
     dup2(fd, 2);

@@ -1,0 +1,105 @@
+#include "delivery/nats_publisher.h"
+
+#include <nats/nats.h>
+
+namespace tickwheel::server {
+
+struct NatsPublisher::Handles {
+  natsConnection* connection = nullptr;
+  jsCtx* js = nullptr;
+  ~Handles() {
+    if (js != nullptr) jsCtx_Destroy(js);
+    if (connection != nullptr) natsConnection_Destroy(connection);
+  }
+};
+
+std::unique_ptr<NatsPublisher> NatsPublisher::Connect(const std::string& url,
+                                                      std::chrono::milliseconds timeout,
+                                                      unsigned threads,
+                                                      std::string* error) {
+  std::unique_ptr<NatsPublisher> p(new NatsPublisher());
+  p->handles_ = std::make_unique<Handles>();
+  p->timeout_ = timeout;
+  natsOptions* options = nullptr;
+  natsStatus s = natsOptions_Create(&options);
+  if (s == NATS_OK) s = natsOptions_SetURL(options, url.c_str());
+  if (s == NATS_OK) s = natsOptions_SetTimeout(options, 5000);
+  if (s == NATS_OK) s = natsOptions_SetMaxReconnect(options, -1);  // forever
+  if (s == NATS_OK) s = natsConnection_Connect(&p->handles_->connection, options);
+  natsOptions_Destroy(options);
+  if (s == NATS_OK) s = natsConnection_JetStream(&p->handles_->js, p->handles_->connection, nullptr);
+  if (s != NATS_OK) {
+    *error = "--nats " + url + ": cannot connect: " + natsStatus_GetText(s) +
+             " (is nats-server running there, with JetStream (-js)?)";
+    return nullptr;
+  }
+  for (unsigned i = 0; i < std::max(1u, threads); ++i) {
+    p->threads_.emplace_back([raw = p.get()] { raw->Loop(); });
+  }
+  return p;
+}
+
+NatsPublisher::~NatsPublisher() { Stop(); }
+
+void NatsPublisher::Publish(std::string subject, std::string body,
+                            std::string msg_id, Callback done) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!stopping_) {
+      queue_.push_back({std::move(subject), std::move(body), std::move(msg_id), std::move(done)});
+      cv_.notify_one();
+      return;
+    }
+  }
+  done(WebhookResult{false, 0, "the server is shutting down", 0});
+}
+
+void NatsPublisher::Loop() {
+  for (;;) {
+    Job job;
+    {
+      std::unique_lock lock(mutex_);
+      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      job = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    const auto start = std::chrono::steady_clock::now();
+    jsPubOptions options;
+    jsPubOptions_Init(&options);
+    options.MsgId = job.msg_id.c_str();
+    options.MaxWait = timeout_.count();
+    jsPubAck* ack = nullptr;
+    jsErrCode code = static_cast<jsErrCode>(0);
+    natsStatus s = js_Publish(&ack, handles_->js, job.subject.c_str(), job.body.data(),
+                              static_cast<int>(job.body.size()), &options, &code);
+    WebhookResult result;
+    result.ok = s == NATS_OK;
+    if (!result.ok) {
+      result.error = std::string("NATS publish to ") + job.subject + ": " + natsStatus_GetText(s);
+      if (s == NATS_NO_RESPONDERS) result.error += " (no JetStream stream takes this subject)";
+    }
+    if (ack != nullptr) jsPubAck_Destroy(ack);
+    result.latency_ms = std::chrono::duration<double, std::milli>(
+                            std::chrono::steady_clock::now() - start)
+                            .count();
+    job.done(std::move(result));
+  }
+}
+
+void NatsPublisher::Stop() {
+  std::deque<Job> left;
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_ && threads_.empty()) return;
+    stopping_ = true;
+    left.swap(queue_);
+  }
+  cv_.notify_all();
+  for (auto& t : threads_) t.join();
+  threads_.clear();
+  for (Job& job : left) job.done(WebhookResult{false, 0, "the server is shutting down", 0});
+  handles_.reset();
+}
+
+}  // namespace tickwheel::server

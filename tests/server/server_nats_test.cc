@@ -1,0 +1,151 @@
+// NATS JetStream targets: the real `tickwheel serve --nats` publishing to a
+// real nats-server (-js) started by the test on a free port.
+#include <gtest/gtest.h>
+#include <nats/nats.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <map>
+#include <set>
+
+#include "server_test_util.h"
+
+namespace tickwheel::testing {
+namespace {
+
+using server::BlockingHttpClient;
+
+// nats-server with JetStream in a temporary directory.
+class NatsServer {
+ public:
+  explicit NatsServer(const std::string& dir) : port_(FreePort()) {
+    pid_ = fork();
+    if (pid_ == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);  // do not outlive the test
+      const std::string port = std::to_string(port_);
+      const std::string log = dir + "/nats.log";
+      // Debian puts it in /usr/sbin, which is not on every user's PATH.
+      for (const char* path : {"/usr/sbin/nats-server", "/usr/bin/nats-server"}) {
+        execl(path, "nats-server", "-js", "-a", "127.0.0.1", "-p", port.c_str(), "-sd",
+              dir.c_str(), "-l", log.c_str(), nullptr);
+      }
+      execlp("nats-server", "nats-server", "-js", "-a", "127.0.0.1", "-p", port.c_str(),
+             "-sd", dir.c_str(), "-l", log.c_str(), nullptr);
+      _exit(127);
+    }
+  }
+  ~NatsServer() {
+    kill(pid_, SIGTERM);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+  }
+  std::string url() const { return "nats://127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  int port_;
+  pid_t pid_;
+};
+
+// A client connection that creates the stream and reads what arrives.
+class NatsReader {
+ public:
+  bool Connect(const std::string& url) {
+    for (int i = 0; i < 500; ++i) {  // nats-server starts in a few ms
+      if (natsConnection_ConnectTo(&nc_, url.c_str()) == NATS_OK) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (nc_ == nullptr) return false;
+    if (natsConnection_JetStream(&js_, nc_, nullptr) != NATS_OK) return false;
+    jsStreamConfig config;
+    jsStreamConfig_Init(&config);
+    config.Name = "TIMERS";
+    const char* subjects[] = {"timers.>"};
+    config.Subjects = subjects;
+    config.SubjectsLen = 1;
+    jsStreamInfo* info = nullptr;
+    jsErrCode code;
+    if (js_AddStream(&info, js_, &config, nullptr, &code) != NATS_OK) return false;
+    jsStreamInfo_Destroy(info);
+    return natsConnection_SubscribeSync(&sub_, nc_, "timers.>") == NATS_OK;
+  }
+  ~NatsReader() {
+    natsSubscription_Destroy(sub_);
+    jsCtx_Destroy(js_);
+    natsConnection_Destroy(nc_);
+  }
+  // The next message's (subject, body, Nats-Msg-Id); empty subject after
+  // `patience`.
+  std::tuple<std::string, std::string, std::string> Next(std::chrono::milliseconds patience) {
+    natsMsg* msg = nullptr;
+    if (natsSubscription_NextMsg(&msg, sub_, patience.count()) != NATS_OK) return {};
+    std::string subject = natsMsg_GetSubject(msg);
+    std::string body(natsMsg_GetData(msg), static_cast<std::size_t>(natsMsg_GetDataLength(msg)));
+    const char* id = nullptr;
+    natsMsgHeader_Get(msg, "Nats-Msg-Id", &id);
+    std::string msg_id = id ? id : "";
+    natsMsg_Destroy(msg);
+    return {subject, body, msg_id};
+  }
+
+ private:
+  natsConnection* nc_ = nullptr;
+  jsCtx* js_ = nullptr;
+  natsSubscription* sub_ = nullptr;
+};
+
+TEST(ServerNatsTest, PublishesToJetStreamOnTimeWithTheIdAsMsgId) {
+  TempDir dir;
+  NatsServer nats(dir.path());
+  NatsReader reader;
+  ASSERT_TRUE(reader.Connect(nats.url()));
+  ServerProcess server(Binary(), dir.path() + "/data",
+                       {"--nats", nats.url(), "--backoff", "50ms"});
+  ASSERT_TRUE(server.Start());
+  BlockingHttpClient client(server.address());
+  constexpr int kTimers = 50;
+  std::map<std::string, std::int64_t> fire_at;
+  for (int i = 0; i < kTimers; ++i) {
+    const std::string id = "n" + std::to_string(i);
+    JsonCall c = Call(client, "POST", "/v1/timers",
+                      "{\"id\":\"" + id + "\",\"delay_ms\":" + std::to_string(100 + 10 * i) +
+                          ",\"target\":{\"nats\":\"timers.orders\"},\"payload\":{\"i\":" +
+                          std::to_string(i) + "}}");
+    ASSERT_EQ(c.status, 201) << c.raw;
+    EXPECT_EQ(c.body.at("target").at("nats").as_string(), "timers.orders");
+    fire_at[id] = c.body.at("fire_at_ms").as_int64();
+  }
+  std::set<std::string> seen;
+  for (int i = 0; i < kTimers; ++i) {
+    auto [subject, body, msg_id] = reader.Next(std::chrono::seconds(30));
+    ASSERT_EQ(subject, "timers.orders");
+    const std::int64_t received = WallMs();
+    boost::json::value v = boost::json::parse(body);
+    const std::string id(v.at("id").as_string());
+    EXPECT_EQ(msg_id, id);
+    EXPECT_TRUE(seen.insert(id).second) << id << " twice";
+    EXPECT_GE(received, fire_at[id]) << id << " early";
+    EXPECT_EQ(v.at("payload").at("i").as_int64(), std::stoi(id.substr(1)));
+  }
+  // No stream takes "nowhere.x": every attempt fails, then a dead letter.
+  ASSERT_EQ(Call(client, "POST", "/v1/timers",
+                 R"({"id":"lost","delay_ms":0,"target":{"nats":"nowhere.x"},"retry":{"max_attempts":2,"backoff_ms":20}})")
+                .status,
+            201);
+  JsonCall lost;
+  for (int i = 0; i < 3000 && State(lost = Call(client, "GET", "/v1/timers/lost")) != "failed"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(State(lost), "failed") << lost.raw;
+  EXPECT_NE(std::string(lost.body.at("last_error").as_string()).find("nowhere.x"), std::string::npos);
+  // Bad subjects are refused.
+  JsonCall wild = Call(client, "POST", "/v1/timers",
+                       R"({"delay_ms":0,"target":{"nats":"timers.*"}})");
+  EXPECT_EQ(wild.status, 400);
+  EXPECT_EQ(ErrorField(wild), "target.nats");
+  EXPECT_EQ(server.Terminate(), 0);
+}
+
+}  // namespace
+}  // namespace tickwheel::testing
