@@ -79,9 +79,10 @@ class LibeventBackend {
                                     std::size_t{id} * event_get_struct_event_size());
   }
   // libevent adds the relative timeout to its own clock read, taken after
-  // `now_ns_` was: the deadline it keeps is never earlier than ours.
+  // `now_ns_` was but truncated to microseconds: one microsecond more keeps
+  // the deadline it keeps from being earlier than ours.
   void Add(event* ev, std::int64_t deadline_ns) {
-    std::int64_t delay = deadline_ns - now_ns_;
+    std::int64_t delay = deadline_ns - now_ns_ + 1000;
     if (delay < 0) delay = 0;
     timeval tv;
     tv.tv_sec = static_cast<time_t>(delay / 1'000'000'000);

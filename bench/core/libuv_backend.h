@@ -1,7 +1,7 @@
 // libuv's timers (a binary heap of uv_timer_t): uv_timer_start with a
 // timeout in milliseconds relative to the loop's cached time, which the
 // harness refreshes with uv_update_time once per batch; uv_timer_stop;
-// uv_run (UV_RUN_ONCE, or UV_RUN_NOWAIT when timers are due) to fire.
+// uv_run with uv_stop from the expiry callback to fire.
 #ifndef TICKWHEEL_BENCH_CORE_LIBUV_BACKEND_H_
 #define TICKWHEEL_BENCH_CORE_LIBUV_BACKEND_H_
 
@@ -70,9 +70,10 @@ class LibuvBackend {
     if (!uv_loop_alive(&loop_)) return false;
     log_ = &log;
     // UV_RUN_ONCE runs the timers already due and then still blocks until
-    // the next one; when some are due, one non-blocking turn runs them.
-    uv_update_time(&loop_);
-    uv_run(&loop_, uv_backend_timeout(&loop_) == 0 ? UV_RUN_NOWAIT : UV_RUN_ONCE);
+    // the next one is due. Instead: the default mode, which blocks until a
+    // timer is due, with every expiry calling uv_stop, so the loop returns
+    // at the end of the turn that fired it.
+    uv_run(&loop_, UV_RUN_DEFAULT);
     log_ = nullptr;
     return true;
   }
@@ -91,6 +92,7 @@ class LibuvBackend {
   static void OnTimeout(uv_timer_t* t) {
     auto* self = static_cast<LibuvBackend*>(t->data);
     self->log_->Append(static_cast<std::uint32_t>(t - self->timers_));
+    uv_stop(&self->loop_);
   }
 
   uv_loop_t loop_;
