@@ -149,7 +149,8 @@ void AddServe(CLI::App& app, int& exit_code) {
                                          {"backoff", "1s"},
                                          {"delivery-timeout", "10s"},
                                          {"horizon", "3650d"},
-                                         {"drain-timeout", "30s"}});
+                                         {"drain-timeout", "30s"},
+                                         {"retention", "7d"}});
   CLI::App* cmd = app.add_subcommand(
       "serve", "Run the durable timer server (HTTP API, embedded RocksDB store)");
   cmd->add_option("--listen", options->listen, "host:port to listen on")
@@ -192,6 +193,10 @@ void AddServe(CLI::App& app, int& exit_code) {
   cmd->add_option("--drain-timeout", (*flags)["drain-timeout"],
                   "on SIGTERM, how long to wait for attempts in flight")
       ->capture_default_str()->check(DurationCheck());
+  cmd->add_option("--retention", (*flags)["retention"],
+                  "delete delivered and cancelled timers this long after they finished "
+                  "(0s: keep them)")
+      ->capture_default_str()->check(DurationCheck());
   cmd->add_option("--log-level", options->log_level, "trace, debug, info, warn, error")
       ->capture_default_str()
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
@@ -202,6 +207,7 @@ void AddServe(CLI::App& app, int& exit_code) {
     options->webhook.timeout = Ms((*flags)["delivery-timeout"]);
     options->limits.horizon_ms = Ms((*flags)["horizon"]).count();
     options->drain_timeout = Ms((*flags)["drain-timeout"]);
+    options->retention = Ms((*flags)["retention"]);
     if (options->scheduler.window.count() < 100) {
       throw CLI::ValidationError("--window", "must be at least 100ms");
     }

@@ -13,6 +13,7 @@
 #include "api/api.h"
 #include "delivery/dispatcher.h"
 #include "metrics.h"
+#include "store/retention.h"
 #include "store/timer_store.h"
 #include "wall_clock.h"
 
@@ -143,6 +144,11 @@ int RunServe(const ServeOptions& options) {
                   options.listen, e.code().message());
     return 1;
   }
+  std::unique_ptr<Retention> retention;
+  if (options.retention.count() > 0) {
+    retention = std::make_unique<Retention>(*store, options.retention);
+    retention->Start();
+  }
   scheduler.Start();
   http->Start();
   spdlog::info("tickwheel serve: listening on {}:{}, data in {}",
@@ -190,6 +196,7 @@ int RunServe(const ServeOptions& options) {
   for (auto& t : threads) t.join();
   webhook.Stop();
   if (nats) nats->Stop();
+  if (retention) retention->Stop();
   store->Close();
   spdlog::info("stopped cleanly");
   return 0;

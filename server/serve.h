@@ -24,6 +24,9 @@ struct ServeOptions {
   WebhookClientOptions webhook;
   HttpServerOptions http;
   std::chrono::milliseconds drain_timeout{std::chrono::seconds(30)};
+  // Delivered and cancelled timers are deleted this long after they
+  // finished; 0 keeps them forever.
+  std::chrono::milliseconds retention{std::chrono::hours(24 * 7)};
   std::string log_level = "info";
 };
 

@@ -51,11 +51,16 @@ std::string DueKey(std::int64_t due_ms, std::string_view id) {
   return k;
 }
 
-std::string StateKey(TimerState state, std::string_view id) {
-  std::string k;
-  k.reserve(2 + id.size());
-  k.push_back(kStatePrefix);
-  k.push_back(static_cast<char>('0' + static_cast<int>(state)));
+// Finished timers by state and by the time they finished (updated_ms), so
+// that retention is a range scan.
+std::string StatePrefix(TimerState state) {
+  return {kStatePrefix, static_cast<char>('0' + static_cast<int>(state))};
+}
+
+std::string StateKey(TimerState state, std::int64_t updated_ms, std::string_view id) {
+  std::string k = StatePrefix(state);
+  k.reserve(10 + id.size());
+  AppendBigEndian(k, updated_ms);
   k.append(id);
   return k;
 }
@@ -65,6 +70,7 @@ std::string StateKey(TimerState state, std::string_view id) {
 
 std::optional<TimerRecord> StoreTxn::Get(const std::string& id) {
   if (auto it = overlay_.find(id); it != overlay_.end()) return it->second;
+  if (erased_.count(id)) return std::nullopt;
   std::string value;
   rocksdb::Status s = db_.Get(rocksdb::ReadOptions(), RecordKey(id), &value);
   if (!s.ok()) return std::nullopt;
@@ -77,8 +83,9 @@ void StoreTxn::Put(const std::optional<TimerRecord>& before,
   // states have a state-index key (fewer writes on the hot path).
   if (before) {
     --delta_[static_cast<int>(before->state)];
-    if (before->state != after.state && !IsScheduled(before->state)) {
-      batch_.Delete(StateKey(before->state, before->id));
+    if (!IsScheduled(before->state) &&
+        (before->state != after.state || before->updated_ms != after.updated_ms)) {
+      batch_.Delete(StateKey(before->state, before->updated_ms, before->id));
     }
     if (IsScheduled(before->state) &&
         (!IsScheduled(after.state) || before->due_ms != after.due_ms)) {
@@ -86,8 +93,9 @@ void StoreTxn::Put(const std::optional<TimerRecord>& before,
     }
   }
   ++delta_[static_cast<int>(after.state)];
-  if ((!before || before->state != after.state) && !IsScheduled(after.state)) {
-    batch_.Put(StateKey(after.state, after.id), "");
+  if (!IsScheduled(after.state) &&
+      (!before || before->state != after.state || before->updated_ms != after.updated_ms)) {
+    batch_.Put(StateKey(after.state, after.updated_ms, after.id), "");
   }
   if (IsScheduled(after.state) &&
       (!before || !IsScheduled(before->state) ||
@@ -96,6 +104,7 @@ void StoreTxn::Put(const std::optional<TimerRecord>& before,
   }
   batch_.Put(RecordKey(after.id), EncodeRecord(after));
   overlay_[after.id] = after;
+  erased_.erase(after.id);
 }
 
 namespace {
@@ -128,6 +137,33 @@ class Int64AddOperator : public rocksdb::AssociativeMergeOperator {
 std::string CountKey(int state) { return kCountsKey + std::to_string(state); }
 
 }  // namespace
+
+void StoreTxn::Erase(const TimerRecord& before) {
+  --delta_[static_cast<int>(before.state)];
+  if (IsScheduled(before.state)) {
+    batch_.Delete(DueKey(before.due_ms, before.id));
+  } else {
+    batch_.Delete(StateKey(before.state, before.updated_ms, before.id));
+  }
+  batch_.Delete(RecordKey(before.id));
+  overlay_.erase(before.id);
+  erased_.insert(before.id);
+}
+
+std::vector<std::string> TimerStore::FinishedBefore(TimerState state, std::int64_t before_ms,
+                                                    std::size_t limit) const {
+  std::vector<std::string> ids;
+  const std::string prefix = StatePrefix(state);
+  const std::string upper = StateKey(state, before_ms, "");
+  rocksdb::Slice upper_slice(upper);
+  rocksdb::ReadOptions ro;
+  ro.iterate_upper_bound = &upper_slice;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+  for (it->Seek(prefix); it->Valid() && ids.size() < limit; it->Next()) {
+    ids.emplace_back(it->key().data() + 10, it->key().size() - 10);
+  }
+  return ids;
+}
 
 std::unique_ptr<TimerStore> TimerStore::Open(const std::string& dir,
                                              std::string* error,
@@ -315,9 +351,14 @@ std::vector<TimerRecord> TimerStore::List(TimerState state,
       if (after && IsScheduled(after->state)) start = DueKey(after->due_ms, after_id);
     }
   } else {
-    prefix = StateKey(state, "");
-    id_offset = 2;
-    start = prefix + after_id;
+    // Finished timers, in the order they finished.
+    prefix = StatePrefix(state);
+    id_offset = 10;
+    start = prefix;
+    if (!after_id.empty()) {
+      std::optional<TimerRecord> after = Get(after_id);
+      if (after && after->state == state) start = StateKey(state, after->updated_ms, after_id);
+    }
   }
   std::string upper = prefix;
   upper.back() = static_cast<char>(upper.back() + 1);

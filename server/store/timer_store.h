@@ -15,6 +15,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "store/timer_record.h"
@@ -46,6 +47,9 @@ class StoreTxn {
   // Replaces `before` (nullopt: a new timer) by `after` (same id).
   // REQUIRES: `before` is what Get returned in this mutation.
   void Put(const std::optional<TimerRecord>& before, const TimerRecord& after);
+  // Deletes the timer and its index keys (retention).
+  // REQUIRES: `before` is what Get returned in this mutation.
+  void Erase(const TimerRecord& before);
 
  private:
   friend class TimerStore;
@@ -54,6 +58,7 @@ class StoreTxn {
   rocksdb::DB& db_;
   rocksdb::WriteBatch& batch_;
   std::unordered_map<std::string, TimerRecord> overlay_;
+  std::unordered_set<std::string> erased_;
   StateCounts delta_{};
 };
 
@@ -66,9 +71,10 @@ struct DueEntry {
 // Keys (one column family, by prefix byte):
 //   'r' id                 -> encoded TimerRecord
 //   'd' be64(due_ms) id    -> ""   for pending and delivering timers
-//   's' state id           -> ""   delivered, failed and cancelled timers
-//                                  (pending and delivering ones are listed
-//                                  from the due index)
+//   's' state be64(updated_ms) id -> ""   delivered, failed and cancelled
+//                                  timers, by when they finished (listing,
+//                                  retention; pending and delivering ones
+//                                  are listed from the due index)
 //   'm' "count" state      -> int64, the number of timers in that state
 //                                  (merged: every write adds its deltas)
 //
@@ -119,13 +125,18 @@ class TimerStore {
   // Records in `state` after the one with id `after_id` ("" for the start),
   // at most `limit`: pending and delivering timers in due-time order (from
   // the due index, which holds both: at most kListScanBudget entries are
-  // looked at per call), the other states in id order. If there may be
+  // looked at per call), the other states in the order they finished. If there may be
   // more, `*resume_after` (if given) is set to the id to continue after,
   // else cleared.
   std::vector<TimerRecord> List(TimerState state, const std::string& after_id,
                                 std::size_t limit,
                                 std::string* resume_after = nullptr) const;
   static constexpr std::size_t kListScanBudget = 10'000;
+
+  // Ids of timers that reached `state` (delivered, failed or cancelled)
+  // before `before_ms`, oldest first, at most `limit` (for retention).
+  std::vector<std::string> FinishedBefore(TimerState state, std::int64_t before_ms,
+                                          std::size_t limit) const;
 
   // Timers per state, as of the last completed write.
   StateCounts Counts() const;

@@ -204,3 +204,34 @@ TEST_F(ServerDeliveryTest, ClientCommandsTalkToTheServer) {
 
 }  // namespace
 }  // namespace tickwheel::testing
+
+namespace tickwheel::testing {
+namespace {
+
+// --retention: delivered timers disappear some time after delivery;
+// dead letters stay.
+TEST(ServerRetentionTest, DeliveredTimersAreDeletedAfterTheRetention) {
+  TempDir dir;
+  WebhookReceiver receiver(1);
+  receiver.SetPolicy([](const Delivery& d) { return d.id == "dead" ? 500 : 200; });
+  ServerProcess server(Binary(), dir.path() + "/data", {"--retention", "300ms"});
+  ASSERT_TRUE(server.Start());
+  BlockingHttpClient client(server.address());
+  ASSERT_EQ(Call(client, "POST", "/v1/timers", TimerBody("done", 0, receiver.url())).status, 201);
+  ASSERT_EQ(Call(client, "POST", "/v1/timers",
+                 TimerBody("dead", 0, receiver.url(), R"("retry":{"max_attempts":1})"))
+                .status,
+            201);
+  ASSERT_TRUE(receiver.WaitFor(2, std::chrono::seconds(30)));
+  int status = 0;
+  for (int i = 0; i < 3000 && (status = Call(client, "GET", "/v1/timers/done").status) != 404; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(status, 404);
+  EXPECT_EQ(State(Call(client, "GET", "/v1/timers/dead")), "failed");
+  EXPECT_EQ(Metric(client, "tickwheel_timers_delivered"), 0);
+  EXPECT_EQ(server.Terminate(), 0);
+}
+
+}  // namespace
+}  // namespace tickwheel::testing

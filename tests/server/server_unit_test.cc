@@ -11,6 +11,7 @@
 #include "api/timer_request.h"
 #include "delivery/http_url.h"
 #include "scheduler/scheduler.h"
+#include "store/retention.h"
 #include "store/timer_record.h"
 #include "store/timer_store.h"
 #include "wall_clock.h"
@@ -287,6 +288,51 @@ TEST(TimerStoreTest, ListingScansABoundedNumberOfEntriesAndResumes) {
   std::string resume;
   EXPECT_EQ(store->List(TimerState::kPending, "", 10, &resume).size(), 10u);
   EXPECT_EQ(resume, "p9");
+}
+
+// Retention deletes delivered and cancelled timers that finished before
+// the cutoff, with their index keys and counts; it keeps dead letters,
+// pending timers and what finished later.
+TEST(RetentionTest, DeletesOnlyWhatFinishedBeforeTheCutoff) {
+  TempDirectory dir;
+  std::string error;
+  auto store = TimerStore::Open(dir.path(), &error);
+  ASSERT_TRUE(store) << error;
+  auto finished = [](const std::string& id, TimerState state, std::int64_t at) {
+    TimerRecord r = Record(id, 1);
+    r.state = state;
+    r.updated_ms = at;
+    return r;
+  };
+  constexpr int kOld = 2500;  // more than one write's worth
+  std::vector<std::string> ids = {"new-delivered", "old-cancelled", "old-failed", "pending"};
+  for (int i = 0; i < kOld; ++i) ids.push_back("old-" + std::to_string(i));
+  Apply(*store, ids, [&](StoreTxn& txn) {
+    for (int i = 0; i < kOld; ++i) {
+      txn.Put(std::nullopt, finished("old-" + std::to_string(i), TimerState::kDelivered, 1000 + i));
+    }
+    txn.Put(std::nullopt, finished("new-delivered", TimerState::kDelivered, 9000));
+    txn.Put(std::nullopt, finished("old-cancelled", TimerState::kCancelled, 1000));
+    txn.Put(std::nullopt, finished("old-failed", TimerState::kFailed, 1000));
+    txn.Put(std::nullopt, Record("pending", 5));
+  });
+  Retention retention(*store, std::chrono::milliseconds(5000));
+  EXPECT_EQ(retention.PurgeOnce(/*now_ms=*/10'000), static_cast<std::size_t>(kOld + 1));
+  EXPECT_FALSE(store->Get("old-0"));
+  EXPECT_FALSE(store->Get("old-cancelled"));
+  EXPECT_TRUE(store->Get("new-delivered"));
+  EXPECT_TRUE(store->Get("old-failed"));
+  EXPECT_TRUE(store->Get("pending"));
+  EXPECT_TRUE(store->FinishedBefore(TimerState::kDelivered, 9000, 10).empty());
+  const StateCounts counts = store->Counts();
+  EXPECT_EQ(counts[static_cast<int>(TimerState::kDelivered)], 1);
+  EXPECT_EQ(counts[static_cast<int>(TimerState::kCancelled)], 0);
+  EXPECT_EQ(counts[static_cast<int>(TimerState::kFailed)], 1);
+  EXPECT_EQ(counts[static_cast<int>(TimerState::kPending)], 1);
+  auto delivered = store->List(TimerState::kDelivered, "", 10);
+  ASSERT_EQ(delivered.size(), 1u);
+  EXPECT_EQ(delivered[0].id, "new-delivered");
+  EXPECT_EQ(retention.PurgeOnce(10'000), 0u);
 }
 
 TEST(TimerStoreTest, OpenFailsWithAMessageWhenTheDirectoryIsLocked) {
