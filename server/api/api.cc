@@ -356,14 +356,65 @@ HttpResponse Api::Get(const std::string& id) {
 }
 
 namespace {
-// A state-changing request on one existing timer: `change` returns an
-// error or edits `next`.
+// What a change to one existing timer does, decided from its stored record:
+// refuse with `error`, store `next`, or (neither) leave it as it is.
+struct TimerEdit {
+  std::optional<ApiError> error;
+  std::optional<TimerRecord> next;
+};
+
+// The outcome of a change, filled on the store writer.
 struct Change {
-  int status = 200;
-  ApiError error;
-  TimerRecord record;
+  ApiError error;      // when not found, or the edit refused
+  TimerRecord record;  // as stored after the change
+  bool found = false;  // and the edit did not refuse
   bool changed = false;
 };
+
+ApiError StateConflict(TimerState state, const char* code, const char* what) {
+  return {409, code,
+          std::string(StateConflictMessage(state)) + "; only " + what, "id"};
+}
+
+// Runs `edit` on timer `id` in one store write (404 if there is none) and,
+// once a change is committed, `committed(record)` under the id's lock. A
+// plain function for the same reason as Write.
+template <typename Edit, typename Committed>
+auto WriteChange(TimerStore& store, const std::string& id,
+                 std::shared_ptr<Change> out, Edit edit, Committed committed) {
+  return Write(
+      store, {id},
+      [out, id, edit = std::move(edit)](StoreTxn& txn) {
+        auto r = txn.Get(id);
+        if (!r) {
+          out->error = {404, "not_found", "no timer with id \"" + id + "\"", "id"};
+          return;
+        }
+        TimerEdit e = edit(*r);
+        if (e.error) {
+          out->error = std::move(*e.error);
+          return;
+        }
+        out->found = true;
+        if (!e.next) {
+          out->record = std::move(*r);
+          return;
+        }
+        txn.Put(r, *e.next);
+        out->record = std::move(*e.next);
+        out->changed = true;
+      },
+      [out, committed = std::move(committed)] {
+        if (out->changed) committed(out->record);
+      },
+      /*sync=*/true);
+}
+
+HttpResponse ChangeResponse(const Status& s, const Change& out) {
+  if (!s.ok()) return StoreError(s);
+  if (!out.found) return Error(out.error);
+  return JsonResponse(200, TimerJson(out.record));
+}
 }  // namespace
 
 asio::awaitable<HttpResponse> Api::Reschedule(const HttpRequest& req,
@@ -375,118 +426,80 @@ asio::awaitable<HttpResponse> Api::Reschedule(const HttpRequest& req,
   if (auto* e = std::get_if<ApiError>(&at)) co_return Error(*e);
   const std::int64_t fire_at = std::get<0>(at);
   auto out = std::make_shared<Change>();
-  auto write = Write(
-      store_, {id},
-      [out, id, fire_at, now_ms](StoreTxn& txn) {
-        auto r = txn.Get(id);
-        if (!r) {
-          out->error = {404, "not_found", "no timer with id \"" + id + "\"", "id"};
-          return;
+  auto write = WriteChange(
+      store_, id, out,
+      [fire_at, now_ms](const TimerRecord& r) {
+        TimerEdit e;
+        if (r.state != TimerState::kPending) {
+          e.error = StateConflict(r.state, "not_pending",
+                               "pending timers can be rescheduled");
+          return e;
         }
-        if (r->state != TimerState::kPending) {
-          out->error = {409, "not_pending",
-                        std::string(StateConflictMessage(r->state)) +
-                            "; only pending timers can be rescheduled", "id"};
-          return;
-        }
-        TimerRecord next = *r;
-        next.fire_at_ms = fire_at;
-        next.due_ms = fire_at;
-        next.updated_ms = now_ms;
-        txn.Put(r, next);
-        out->record = std::move(next);
-        out->changed = true;
+        e.next = r;
+        e.next->fire_at_ms = fire_at;
+        e.next->due_ms = fire_at;
+        e.next->updated_ms = now_ms;
+        return e;
       },
-      [this, out] {
-        if (!out->changed) return;
+      [this](const TimerRecord& r) {
         metrics_.rescheduled.fetch_add(1, std::memory_order_relaxed);
-        scheduler_.Arm(out->record.id, out->record.due_ms);
-      },
-      /*sync=*/true);
+        scheduler_.Arm(r.id, r.due_ms);
+      });
   // Its own statement: no temporary lives across the suspension (GCC 12).
   Status s = co_await std::move(write);
-  if (!s.ok()) co_return StoreError(s);
-  if (!out->changed) co_return Error(out->error);
-  co_return JsonResponse(200, TimerJson(out->record));
+  co_return ChangeResponse(s, *out);
 }
 
 asio::awaitable<HttpResponse> Api::Cancel(const std::string& id) {
   const std::int64_t now_ms = WallNowMs();
   auto out = std::make_shared<Change>();
-  auto write = Write(
-      store_, {id},
-      [out, id, now_ms](StoreTxn& txn) {
-        auto r = txn.Get(id);
-        if (!r) {
-          out->error = {404, "not_found", "no timer with id \"" + id + "\"", "id"};
-          return;
+  auto write = WriteChange(
+      store_, id, out,
+      [now_ms](const TimerRecord& r) {
+        TimerEdit e;
+        if (r.state == TimerState::kCancelled) return e;  // nothing changes
+        if (r.state != TimerState::kPending) {
+          e.error = StateConflict(r.state, "not_pending",
+                               "pending timers can be cancelled");
+          return e;
         }
-        if (r->state == TimerState::kCancelled) {
-          out->record = *r;  // cancelling again changes nothing
-          out->status = 200;
-          return;
-        }
-        if (r->state != TimerState::kPending) {
-          out->error = {409, "not_pending",
-                        std::string(StateConflictMessage(r->state)) +
-                            "; only pending timers can be cancelled", "id"};
-          return;
-        }
-        TimerRecord next = *r;
-        next.state = TimerState::kCancelled;
-        next.updated_ms = now_ms;
-        txn.Put(r, next);
-        out->record = std::move(next);
-        out->changed = true;
+        e.next = r;
+        e.next->state = TimerState::kCancelled;
+        e.next->updated_ms = now_ms;
+        return e;
       },
-      [this, out] {
-        if (!out->changed) return;
+      [this](const TimerRecord& r) {
         metrics_.cancelled.fetch_add(1, std::memory_order_relaxed);
-        scheduler_.Disarm(out->record.id);
-      },
-      /*sync=*/true);
+        scheduler_.Disarm(r.id);
+      });
   // Its own statement: no temporary lives across the suspension (GCC 12).
   Status s = co_await std::move(write);
-  if (!s.ok()) co_return StoreError(s);
-  if (!out->changed && out->record.id.empty()) co_return Error(out->error);
-  co_return JsonResponse(200, TimerJson(out->record));
+  co_return ChangeResponse(s, *out);
 }
 
 asio::awaitable<HttpResponse> Api::Retry(const std::string& id) {
   const std::int64_t now_ms = WallNowMs();
   auto out = std::make_shared<Change>();
-  auto write = Write(
-      store_, {id},
-      [out, id, now_ms](StoreTxn& txn) {
-        auto r = txn.Get(id);
-        if (!r) {
-          out->error = {404, "not_found", "no timer with id \"" + id + "\"", "id"};
-          return;
+  auto write = WriteChange(
+      store_, id, out,
+      [now_ms](const TimerRecord& r) {
+        TimerEdit e;
+        if (r.state != TimerState::kFailed) {
+          e.error = StateConflict(r.state, "not_failed",
+                               "failed timers (dead letters) can be retried");
+          return e;
         }
-        if (r->state != TimerState::kFailed) {
-          out->error = {409, "not_failed",
-                        std::string(StateConflictMessage(r->state)) +
-                            "; only failed timers (dead letters) can be retried", "id"};
-          return;
-        }
-        TimerRecord next = *r;
-        next.state = TimerState::kPending;
-        next.attempts = 0;
-        next.due_ms = now_ms;
-        next.updated_ms = now_ms;
-        txn.Put(r, next);
-        out->record = std::move(next);
-        out->changed = true;
+        e.next = r;
+        e.next->state = TimerState::kPending;
+        e.next->attempts = 0;
+        e.next->due_ms = now_ms;
+        e.next->updated_ms = now_ms;
+        return e;
       },
-      [this, out] {
-        if (out->changed) scheduler_.Arm(out->record.id, out->record.due_ms);
-      },
-      /*sync=*/true);
+      [this](const TimerRecord& r) { scheduler_.Arm(r.id, r.due_ms); });
   // Its own statement: no temporary lives across the suspension (GCC 12).
   Status s = co_await std::move(write);
-  if (!s.ok()) co_return StoreError(s);
-  if (!out->changed) co_return Error(out->error);
-  co_return JsonResponse(200, TimerJson(out->record));
+  co_return ChangeResponse(s, *out);
 }
 
 HttpResponse Api::List(std::string_view query) {
