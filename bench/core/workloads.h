@@ -32,6 +32,20 @@ inline constexpr std::int64_t kFarMin = kSecond;
 inline constexpr std::int64_t kFarMax = 3600 * kSecond;
 
 // Inserts ids [0, n) due in U[1 s, 1 h]. Returns ns per insert.
+// Untimed set-up: inserts ids [0, n), id j due at deadline(j, now), the
+// clock read once per batch as in the timed workloads.
+template <Backend B, typename Deadline>
+void InsertAll(B& b, std::size_t n, Deadline deadline) {
+  for (std::size_t i = 0; i < n; i += kBatch) {
+    const std::int64_t now = NowNs();
+    b.SetNow(now);
+    const std::size_t end = std::min(n, i + kBatch);
+    for (std::size_t j = i; j < end; ++j) {
+      b.Insert(static_cast<std::uint32_t>(j), deadline(j, now));
+    }
+  }
+}
+
 template <Backend B>
 double Fill(B& b, std::size_t n, Random& rng) {
   std::int64_t delay[kBatch];
@@ -170,13 +184,7 @@ FireResult Fire(std::size_t n, std::int64_t window_ns, Random& rng) {
     const std::int64_t start = NowNs();
     const std::int64_t first = start + lead;
     B b(n, start, Storage::kPrefault);
-    for (std::size_t i = 0; i < n; i += kBatch) {
-      b.SetNow(NowNs());
-      const std::size_t end = std::min(n, i + kBatch);
-      for (std::size_t j = i; j < end; ++j) {
-        b.Insert(static_cast<std::uint32_t>(j), first + offset[j]);
-      }
-    }
+    InsertAll(b, n, [&](std::size_t j, std::int64_t) { return first + offset[j]; });
     if (NowNs() > first - kFireLoopLead - 5 * kMs) {  // took too long: start later
       if (attempt == 3) throw std::runtime_error("fire: cannot insert in time");
       lead *= 3;
@@ -222,15 +230,9 @@ template <Backend B>
 double Idle(std::size_t n, std::int64_t wait_ns, Random& rng) {
   const std::int64_t start = NowNs();
   B b(n + 1, start, Storage::kPrefault);
-  for (std::size_t i = 0; i < n; i += kBatch) {
-    const std::int64_t now = NowNs();
-    b.SetNow(now);
-    const std::size_t end = std::min(n, i + kBatch);
-    for (std::size_t j = i; j < end; ++j) {
-      b.Insert(static_cast<std::uint32_t>(j),
-               now + rng.Between(3600 * kSecond, 7200 * kSecond));
-    }
-  }
+  InsertAll(b, n, [&](std::size_t, std::int64_t now) {
+    return now + rng.Between(3600 * kSecond, 7200 * kSecond);
+  });
   const std::int64_t t0 = NowNs();
   b.SetNow(t0);
   b.Insert(static_cast<std::uint32_t>(n), t0 + wait_ns);
@@ -265,15 +267,10 @@ ConnectionsResult Connections(std::size_t n, std::int64_t run_ns, Random& rng) {
   constexpr std::int64_t kTimeout = 30 * kSecond;
   const std::int64_t start = NowNs();
   B b(n + 1, start, Storage::kPrefault);
-  for (std::size_t i = 0; i < n; i += kBatch) {
-    const std::int64_t now = NowNs();
-    b.SetNow(now);
-    const std::size_t end = std::min(n, i + kBatch);
-    for (std::size_t j = i; j < end; ++j) {
-      // Opened with a last heartbeat up to 10 s ago.
-      b.Insert(static_cast<std::uint32_t>(j), now + kTimeout - rng.Between(0, 10 * kSecond));
-    }
-  }
+  // Opened with a last heartbeat up to 10 s ago.
+  InsertAll(b, n, [&](std::size_t, std::int64_t now) {
+    return now + kTimeout - rng.Between(0, 10 * kSecond);
+  });
   const auto tick = static_cast<std::uint32_t>(n);
   const double per_ms = static_cast<double>(n) / 5500.0;
   FireLog log(n + 1 + static_cast<std::size_t>(run_ns / kMs) + 16, false);
