@@ -211,14 +211,15 @@ bool TimingWheel<Key, Value, Hash, KeyEqual>::SetTimer(const Key& key,
   Shard& shard = ShardFor(key);
   std::lock_guard lock(shard.mutex);
   if (shard.stopped) return false;
-  // The wheel first: if it throws, the map is untouched.
-  typename Map::Entry* entry = shard.map.Find(key);
-  if (entry == nullptr) {
-    const TimerId timer = shard.wheel.Schedule(deadline, key);
+  // One lookup: insert, or find the key's entry. `value` is moved only when
+  // inserting.
+  auto [entry, inserted] = shard.map.TryEmplace(
+      key, [&] { return Entry{std::move(value), TimerId()}; });
+  if (inserted) {
     try {
-      shard.map.TryEmplace(key, [&] { return Entry{std::move(value), timer}; });
+      entry->mapped.timer = shard.wheel.Schedule(deadline, key);
     } catch (...) {
-      shard.wheel.Cancel(timer);
+      shard.map.Extract(key);
       throw;
     }
   } else {
