@@ -53,6 +53,9 @@ Result<std::unique_ptr<PgConnection>> PgConnection::Connect(const std::string& c
     PQfinish(conn);
     return Status::Unavailable("cannot connect to PostgreSQL at " + RedactUrl(conninfo) + ": " + why);
   }
+  // PostgreSQL's notices ("relation already exists, skipping") are not
+  // errors: keep them off stderr.
+  PQsetNoticeProcessor(conn, [](void*, const char*) {}, nullptr);
   return std::unique_ptr<PgConnection>(new PgConnection(conn));
 }
 
@@ -68,6 +71,20 @@ Result<PgResult> PgConnection::Exec(const std::string& sql, const PgParams& para
                                 values.data(), nullptr, nullptr, 0);
   const ExecStatusType status = raw ? PQresultStatus(raw) : PGRES_FATAL_ERROR;
   if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return PgResult(raw);
+  return ErrorOf(raw);
+}
+
+Status PgConnection::ExecScript(const std::string& sql) {
+  pg_result* raw = PQexec(conn_, sql.c_str());
+  const ExecStatusType status = raw ? PQresultStatus(raw) : PGRES_FATAL_ERROR;
+  if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) {
+    PQclear(raw);
+    return Status::Ok();
+  }
+  return ErrorOf(raw);
+}
+
+Status PgConnection::ErrorOf(pg_result* raw) {
   std::string why = raw ? PQresultErrorMessage(raw) : PQerrorMessage(conn_);
   const char* state = raw ? PQresultErrorField(raw, PG_DIAG_SQLSTATE) : nullptr;
   const std::string sqlstate = state ? state : "";
@@ -79,7 +96,8 @@ Result<PgResult> PgConnection::Exec(const std::string& sql, const PgParams& para
     return Status::Conflict("retry_transaction", message);
   }
   // Class 08: connection exceptions; 57P: operator intervention (shutdown);
-  // 53: insufficient resources; no SQLSTATE: the connection is gone.
+  // 53: insufficient resources; 25P02: a transaction already aborted; no
+  // SQLSTATE: the connection is gone.
   if (!healthy() || sqlstate.empty() || sqlstate.rfind("08", 0) == 0 ||
       sqlstate.rfind("57P", 0) == 0 || sqlstate.rfind("53", 0) == 0) {
     return Status::Unavailable(message);
@@ -88,7 +106,7 @@ Result<PgResult> PgConnection::Exec(const std::string& sql, const PgParams& para
 }
 
 void PgConnection::Rollback() {
-  if (healthy()) (void)Exec("ROLLBACK");
+  if (healthy()) (void)ExecScript("ROLLBACK");
 }
 
 namespace {

@@ -56,9 +56,10 @@ class PgConnection {
   // has PostgreSQL's text and SQLSTATE.
   Result<PgResult> Exec(const std::string& sql, const PgParams& params = {});
 
-  // Statements run one after another in a transaction; on failure the
-  // transaction is rolled back before returning.
-  Status Begin() { return Exec("BEGIN").status(); }
+  // Runs `sql`, which may be several statements, without parameters.
+  Status ExecScript(const std::string& sql);
+
+  Status Begin() { return ExecScript("BEGIN"); }
   Status Commit() { return Exec("COMMIT").status(); }
   void Rollback();
 
@@ -68,6 +69,7 @@ class PgConnection {
 
  private:
   explicit PgConnection(pg_conn* conn) : conn_(conn) {}
+  Status ErrorOf(pg_result* raw);
   pg_conn* conn_;
 };
 
