@@ -116,9 +116,8 @@ TEST_F(TimerServiceTest, PastTimesAndNonPositiveDelaysRunAtOnce) {
 }
 
 // timing_wheel_fuzz found now + Duration::max() overflowing; TimerService
-// had the same in now + delay and in the repeat arithmetic
-// (undefined behaviour; in practice a
-// time in the past, so the timer ran at once).
+// had the same in now + delay and in the repeat arithmetic (undefined
+// behaviour; in practice a time in the past, so the timer ran at once).
 TEST_F(TimerServiceTest, LongestDelaysAndPeriodsNeverRun) {
   Make();
   ASSERT_TRUE(service_->After(Duration::max(), Log("after")).valid());
