@@ -22,10 +22,17 @@ class FuzzSource {
   FuzzSource(const std::uint8_t* data, std::size_t size)
       : input_(std::make_unique<FuzzedDataProvider>(data, size)) {}
 
+  // With TICKWHEEL_FUZZ_TRACE=1 every choice is printed (lo, hi, value):
+  // to check what an input decodes to, e.g. a seed of make_seeds.py.
   std::int64_t Uniform(std::int64_t lo, std::int64_t hi) {
-    return input_->ConsumeIntegralInRange<std::int64_t>(lo, hi);
+    const auto v = input_->ConsumeIntegralInRange<std::int64_t>(lo, hi);
+    if (Trace()) {
+      std::fprintf(stderr, "choice [%lld, %lld] -> %lld\n", static_cast<long long>(lo),
+                   static_cast<long long>(hi), static_cast<long long>(v));
+    }
+    return v;
   }
-  bool Bool() { return input_->ConsumeBool(); }
+  bool Bool() { return Uniform(0, 255) & 1; }  // as ConsumeBool
   // One of `values`, by index.
   template <typename T, std::size_t N>
   T Pick(const T (&values)[N]) {
@@ -36,6 +43,14 @@ class FuzzSource {
   FuzzedDataProvider& input() { return *input_; }
 
  private:
+  static bool Trace() {
+    static const bool trace = [] {
+      const char* t = std::getenv("TICKWHEEL_FUZZ_TRACE");
+      return t != nullptr && t[0] == '1';
+    }();
+    return trace;
+  }
+
   std::unique_ptr<FuzzedDataProvider> input_;  // movable, unlike the provider
 };
 
