@@ -103,7 +103,9 @@ void FuzzOne(const std::uint8_t* data, std::size_t size) {
     http::request_parser<http::string_body> parser;
     parser.body_limit(body_limit);
     parser.header_limit(kHeaderLimit);
-    parser.eager(true);
+    // Not eager until the header is done, so that a put stops there and
+    // the header's size is known; then as the server reads (http::read).
+    parser.eager(false);
     std::size_t header_bytes = 0;
     std::size_t used = 0;  // bytes this parser consumed
     boost::system::error_code ec;
@@ -127,7 +129,10 @@ void FuzzOne(const std::uint8_t* data, std::size_t size) {
       const std::size_t n = parser.put(buffer.data(), ec);
       buffer.consume(n);
       used += n;
-      if (!had_header && parser.is_header_done()) header_bytes = used;
+      if (!had_header && parser.is_header_done()) {
+        header_bytes = used;
+        parser.eager(true);
+      }
       if (ec && ec != http::error::need_more) return;  // the server answers 400/413
       Require(n > 0 || ec == http::error::need_more || parser.is_done(),
               "the parser neither consumed input nor asked for more");

@@ -61,4 +61,6 @@ fi
 runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | tail -1 | grep -o '[0-9]*$')
 rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | tail -1 | grep -o '[0-9]*$')
 cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1)
-echo "$name: ${seconds}s, ${runs:-?} runs, ${rate:-?} exec/s, $cov, corpus $(ls "$work" | wc -l) files in $work"
+summary="$name: ${seconds}s, ${runs:-?} runs, ${rate:-?} exec/s, $cov, corpus $(ls "$work" | wc -l) files"
+echo "$summary"
+echo "$summary" >> "$logs/summary.txt"
