@@ -13,7 +13,8 @@
 #include <string>
 #include <string_view>
 
-#include "api/api_error.h"
+#include "api/timer_json.h"
+#include "common/status.h"
 #include "fuzz_source.h"
 
 namespace tickwheel::testing {
@@ -31,9 +32,10 @@ inline bool IsValidId(std::string_view id) {
 }
 
 // A JetStream subject one can publish to: 1..256 bytes, tokens separated by
-// '.', none empty, no wildcard, no space or control character.
+// '.', none empty, no wildcard, no space or control character, not an API
+// subject (starting with '$').
 inline bool IsValidSubject(std::string_view s) {
-  if (s.empty() || s.size() > 256) return false;
+  if (s.empty() || s.size() > 256 || s.front() == '$') return false;
   std::size_t token = 0;
   for (char c : s) {
     const auto u = static_cast<unsigned char>(c);
@@ -100,36 +102,38 @@ inline bool KnownDefect(std::string_view name) {
   return !strict;
 }
 
-// Every error the API returns: a status a client can act on, a stable code
-// from the documented set, a message for people, and a body that is valid
-// JSON carrying both. Aborts (so the fuzzer keeps the input) otherwise.
-inline void CheckError(const server::ApiError& e, std::string_view what) {
-  static constexpr std::string_view kCodes[] = {
-      "invalid_json",     "invalid_type",   "unknown_field",
-      "missing_field",    "conflicting_fields", "negative_delay",
-      "beyond_horizon",   "invalid_value",  "out_of_range",
-      "unsupported_target", "invalid_id",   "payload_too_large",
-      "batch_too_large",  "duplicate_id"};
+// Every error a decoder returns: a status a client can act on (400 or 413),
+// a stable reason from the documented set, a message for people, and an
+// error body (ErrorJson, as the API answers) that is valid JSON carrying
+// both. Aborts (so the fuzzer keeps the input) otherwise.
+inline void CheckError(const server::Status& s, std::string_view what) {
+  static constexpr std::string_view kReasons[] = {
+      "invalid_json",       "body_too_complex", "invalid_type",      "unknown_field",
+      "missing_field",      "conflicting_fields", "negative_delay",  "beyond_horizon",
+      "invalid_value",      "out_of_range",     "unsupported_target", "reserved_header",
+      "invalid_id",         "payload_too_large", "batch_too_large",  "duplicate_id"};
+  const std::string where(what);
+  if (s.ok()) FuzzFail(where + ": an error that is ok");
   bool known = false;
-  for (std::string_view c : kCodes) known = known || e.code == c;
-  if (!known) FuzzFail(std::string(what) + ": unknown error code \"" + e.code + "\"");
-  if (e.message.empty()) FuzzFail(std::string(what) + ": empty error message");
-  if (e.http_status != 400 && e.http_status != 413) {
-    FuzzFail(std::string(what) + ": error status " + std::to_string(e.http_status));
+  for (std::string_view r : kReasons) known = known || s.reason() == r;
+  if (!known) FuzzFail(where + ": unknown error reason \"" + s.reason() + "\"");
+  if (s.message().empty()) FuzzFail(where + ": empty error message");
+  const int status = server::HttpStatusOf(s);
+  if (status != 400 && status != 413) {
+    FuzzFail(where + ": error status " + std::to_string(status));
   }
-  const std::string body = server::ErrorBody(e);
+  const std::string body = server::ErrorJson(s);
   boost::system::error_code ec;
   const boost::json::value v = boost::json::parse(body, ec);
-  // Known defect: messages and fields quote the request's bytes, which
-  // need not be UTF-8 (a query string, a path), and the body then is not
-  // JSON.
-  if (ec && !(IsUtf8(e.message) && IsUtf8(e.field)) &&
+  // Known defect: messages and fields quote the request's bytes (a query
+  // string, a path, a value cut at 64 bytes), which need not be UTF-8, and
+  // the body then is not JSON.
+  if (ec && !(IsUtf8(s.message()) && IsUtf8(s.field())) &&
       KnownDefect("error-echoes-non-utf8")) {
     return;
   }
   if (ec) {
-    FuzzFail(std::string(what) + ": the error body is not valid JSON (" +
-             ec.message() + "): " + body);
+    FuzzFail(where + ": the error body is not valid JSON (" + ec.message() + "): " + body);
   }
   const boost::json::value* err =
       v.is_object() ? v.as_object().if_contains("error") : nullptr;
@@ -137,11 +141,9 @@ inline void CheckError(const server::ApiError& e, std::string_view what) {
       err && err->is_object() ? err->as_object().if_contains("code") : nullptr;
   const boost::json::value* message =
       err && err->is_object() ? err->as_object().if_contains("message") : nullptr;
-  if (code == nullptr || message == nullptr ||
-      *code != boost::json::value(e.code) ||
-      *message != boost::json::value(e.message)) {
-    FuzzFail(std::string(what) + ": the error body does not carry code and "
-             "message: " + body);
+  if (code == nullptr || message == nullptr || *code != boost::json::value(s.reason()) ||
+      *message != boost::json::value(s.message())) {
+    FuzzFail(where + ": the error body does not carry code and message: " + body);
   }
 }
 

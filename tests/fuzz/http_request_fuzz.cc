@@ -23,11 +23,11 @@
 #include <cstring>
 #include <string>
 #include <string_view>
-#include <variant>
 
+#include "api/json_body.h"
+#include "api/list_query.h"
 #include "api/timer_request.h"
 #include "decoder_checks.h"
-#include "list_query.h"
 
 namespace tickwheel::testing {
 namespace {
@@ -41,7 +41,8 @@ void Require(bool ok, const std::string& what) {
   if (!ok) FuzzFail("HTTP request: " + what);
 }
 
-// What Api::Handle does first with a request (server/api/api.cc).
+// What Api::Handle does first with a request (MatchRoute and the handlers
+// in server/api/api.cc and timer_handlers.cc, which are coroutines).
 void Route(const http::request<http::string_body>& req) {
   const std::string_view target = req.target();
   const std::size_t q = target.find('?');
@@ -50,8 +51,8 @@ void Route(const http::request<http::string_body>& req) {
       q == std::string_view::npos ? std::string_view() : target.substr(q + 1);
   constexpr std::string_view kTimers = "/v1/timers";
   if (path == kTimers && req.method() == http::verb::get) {
-    auto parsed = server::ParseListQuery(query);
-    if (auto* e = std::get_if<server::ApiError>(&parsed)) CheckError(*e, "list query");
+    const auto parsed = server::ParseListQuery(query);
+    if (!parsed.ok()) CheckError(parsed.status(), "list query");
   } else if (path.size() > kTimers.size() + 1 &&
              path.substr(0, kTimers.size() + 1) == "/v1/timers/") {
     std::string_view id = path.substr(kTimers.size() + 1);
@@ -59,14 +60,13 @@ void Route(const http::request<http::string_body>& req) {
     if (id.size() > kRetry.size() && id.substr(id.size() - kRetry.size()) == kRetry) {
       id.remove_suffix(kRetry.size());
     }
-    if (auto e = server::ValidateId(id, "id")) CheckError(*e, "path id");
+    if (server::Status s = server::ValidateId(id, "id"); !s.ok()) CheckError(s, "path id");
   }
   if (req.method() == http::verb::post || req.method() == http::verb::patch) {
-    auto body = server::ParseJsonBody(req.body());
-    if (auto* e = std::get_if<server::ApiError>(&body)) return CheckError(*e, "body");
-    auto spec = server::ParseTimerSpec(std::get<boost::json::value>(body),
-                                       server::ApiLimits{}, 1'700'000'000'000);
-    if (auto* e = std::get_if<server::ApiError>(&spec)) CheckError(*e, "timer");
+    const auto body = server::ParseJsonBody(req.body());
+    if (!body.ok()) return CheckError(body.status(), "body");
+    const auto spec = server::ParseTimerSpec(*body, server::ApiLimits{}, 1'700'000'000'000);
+    if (!spec.ok()) CheckError(spec.status(), "timer");
   }
 }
 

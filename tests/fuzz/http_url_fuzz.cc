@@ -1,23 +1,27 @@
-// Fuzzes ParseHttpUrl (server/delivery/http_url.h), which decides what a
+// Fuzzes ParseHttpUrl (server/timer/http_url.h), which decides what a
 // webhook target is: the API accepts a target URL only if it parses, and
 // the webhook client connects to its host and port and sends its target.
 //
-// Oracle: any bytes give a URL or an error message (and "unsupported" only
-// for a scheme other than http). What is accepted is
-// http://host[:port]/path[?query]: a host of [A-Za-z0-9._-], a port of
-// 1..65535 ("80" when absent), a target starting with '/' with no space or
-// control character; its parts re-assembled parse to the same parts.
-// Stricter, as known defects (decoder_checks.h) until server/ fixes them:
-// the target is printable ASCII without a fragment (it is sent as the
-// request-target), and the host is a DNS name (non-empty labels of at most
-// 63 characters, not starting or ending with '-').
+// Oracle: any bytes give a URL or an error (reason "invalid_value", or
+// "unsupported_target" exactly for a scheme other than http and https, and
+// a message). What is accepted is http[s]://host[:port]/path[?query]: a
+// lower-case host of [a-z0-9._-] or an IPv6 literal of hex digits, ':' and
+// '.', a port of 1..65535 without leading zeros (80 or 443 when absent), a
+// target starting with '/' with no space, control character or fragment;
+// its parts re-assembled (scheme, HostHeader(), target) parse to the same
+// parts. Stricter, as known defects (decoder_checks.h) until server/ fixes
+// them: the target is ASCII (it is sent raw in the request line), and the
+// host is a name (non-empty labels of at most 63 characters, not starting
+// or ending with '-') or an address that inet_pton accepts.
+#include <arpa/inet.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 #include "decoder_checks.h"
-#include "delivery/http_url.h"
+#include "timer/http_url.h"
 
 namespace tickwheel::testing {
 namespace {
@@ -32,8 +36,7 @@ bool IsDnsName(std::string_view host) {
   while (true) {
     const std::size_t dot = host.find('.', start);
     const std::string_view label = host.substr(start, dot - start);
-    if (label.empty() || label.size() > 63 || label.front() == '-' ||
-        label.back() == '-') {
+    if (label.empty() || label.size() > 63 || label.front() == '-' || label.back() == '-') {
       return false;
     }
     if (dot == std::string_view::npos) return true;
@@ -41,58 +44,70 @@ bool IsDnsName(std::string_view host) {
   }
 }
 
+bool IsIpv6(const std::string& host) {
+  unsigned char out[16];
+  return inet_pton(AF_INET6, host.c_str(), out) == 1;
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
 void FuzzOne(std::string_view url) {
-  std::string error;
-  bool unsupported = false;
-  const auto parsed = server::ParseHttpUrl(url, &error, &unsupported);
-  if (!parsed) {
-    Require(!error.empty(), "rejected without a message", url);
-    const std::size_t sep = url.find("://");
-    Require(!unsupported || (sep != std::string_view::npos && url.substr(0, sep) != "http"),
-            "called unsupported: " + error, url);
+  const auto parsed = server::ParseHttpUrl(url);
+  const std::size_t sep = url.find("://");
+  const std::string scheme = sep == std::string_view::npos ? "" : Lower(url.substr(0, sep));
+  if (!parsed.ok()) {
+    const server::Status& s = parsed.status();
+    Require(!s.message().empty(), "rejected without a message", url);
+    Require(s.reason() == "invalid_value" || s.reason() == "unsupported_target",
+            "rejected as " + s.reason(), url);
+    Require((s.reason() == "unsupported_target") ==
+                (sep != std::string_view::npos && scheme != "http" && scheme != "https"),
+            "called " + s.reason() + ": " + s.message(), url);
     return;
   }
-  Require(url.substr(0, 7) == "http://", "accepted without http://", url);
-  Require(!parsed->host.empty(), "accepted an empty host", url);
-  for (char c : parsed->host) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                    (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_';
-    Require(ok, "host \"" + parsed->host + "\" has a bad character", url);
+  const server::HttpUrl& u = *parsed;
+  Require(scheme == (u.tls ? "https" : "http"), "scheme and tls disagree", url);
+  Require(!u.host.empty(), "accepted an empty host", url);
+  const bool v6 = u.host.find(':') != std::string::npos;
+  for (char c : u.host) {
+    const bool ok = v6 ? ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || c == ':' || c == '.')
+                       : ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+                          c == '-' || c == '_');
+    Require(ok, "host \"" + u.host + "\" has a bad character", url);
   }
-  Require(!parsed->port.empty() && parsed->port.size() <= 5, "port " + parsed->port, url);
+  Require(!u.port.empty() && u.port.size() <= 5 && u.port[0] != '0', "port " + u.port, url);
   int port = 0;
-  for (char c : parsed->port) {
-    Require(c >= '0' && c <= '9', "port " + parsed->port, url);
+  for (char c : u.port) {
+    Require(c >= '0' && c <= '9', "port " + u.port, url);
     port = port * 10 + (c - '0');
   }
-  Require(port >= 1 && port <= 65535, "port " + parsed->port + " out of range", url);
-  const std::size_t authority_end = url.find_first_of("/?", 7);
-  const std::string_view authority = url.substr(7, authority_end - 7);
-  if (authority.find(':') == std::string_view::npos) {
-    Require(parsed->port == "80", "no port given, but port " + parsed->port, url);
+  Require(port >= 1 && port <= 65535, "port " + u.port + " out of range", url);
+  Require(!u.target.empty() && u.target[0] == '/',
+          "target \"" + u.target + "\" does not start with /", url);
+  Require(u.target.find('#') == std::string::npos, "the target has a fragment", url);
+  bool ascii = true;
+  for (char c : u.target) {
+    const auto b = static_cast<unsigned char>(c);
+    Require(b > 0x20 && b != 0x7f, "a space or control character in the target", url);
+    ascii = ascii && b < 0x7f;
   }
-  Require(!parsed->target.empty() && parsed->target[0] == '/',
-          "target \"" + parsed->target + "\" does not start with /", url);
-  bool printable_ascii = true;
-  for (char c : parsed->target) {
-    const auto u = static_cast<unsigned char>(c);
-    Require(u > 0x20 && u != 0x7f, "a space or control character in the target", url);
-    printable_ascii = printable_ascii && u < 0x7f;
-  }
-  const std::string again = "http://" + parsed->host + ":" + parsed->port + parsed->target;
+  const std::string again = (u.tls ? "https://" : "http://") + u.HostHeader() + u.target;
   const auto reparsed = server::ParseHttpUrl(again);
-  Require(reparsed && reparsed->host == parsed->host && reparsed->port == parsed->port &&
-              reparsed->target == parsed->target,
+  Require(reparsed.ok() && reparsed->tls == u.tls && reparsed->host == u.host &&
+              reparsed->port == u.port && reparsed->target == u.target,
           "parts do not re-parse to themselves: " + again, url);
   // Known defects, see the file comment.
-  if (!printable_ascii && !KnownDefect("url-target-not-ascii")) {
+  if (!ascii && !KnownDefect("url-target-not-ascii")) {
     Require(false, "the target has bytes that are not ASCII (sent raw)", url);
   }
-  if (parsed->target.find('#') != std::string::npos && !KnownDefect("url-fragment-sent")) {
-    Require(false, "the target has a fragment (sent as part of the request-target)", url);
-  }
-  if (!IsDnsName(parsed->host) && !KnownDefect("url-host-not-a-name")) {
-    Require(false, "the host \"" + parsed->host + "\" is not a DNS name", url);
+  if (!(v6 ? IsIpv6(u.host) : IsDnsName(u.host)) && !KnownDefect("url-host-not-a-name")) {
+    Require(false, "the host \"" + u.host + "\" is neither a DNS name nor an IPv6 address", url);
   }
 }
 

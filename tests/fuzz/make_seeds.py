@@ -356,6 +356,8 @@ def server_seeds():
         'create_delay': H('c') + b'{"id":"order-42","delay_ms":30000,"payload":{"order":42,"items":[1,2]},"target":{"url":"http://127.0.0.1:9000/hook?x=1"}}',
         'create_fire_at_retry': H('c') + b'{"fire_at_ms":1700000060000,"target":{"url":"http://hooks.example:8080/"},"retry":{"max_attempts":5,"backoff_ms":250}}',
         'create_nats': H('c', 32) + b'{"id":"a.b_c~d-e","delay_ms":0,"payload":"hi","target":{"nats":"timers.orders.created"}}',
+        'create_https_headers': H('c', 128) + b'{"delay_ms":5,"target":{"url":"HTTPS://Hooks.Example/p?q=1#f","headers":{"Authorization":"Bearer x","X-Trace":"a\\tb"}}}',
+        'create_reserved_header': H('c') + b'{"delay_ms":5,"target":{"url":"http://h/","headers":{"Host":"evil"}}}',
         'create_typo': H('c') + b'{"delay":10,"target":{"url":"http://h/"}}',
         'create_payload_limit': H('c', 4) + b'{"delay_ms":1,"payload":[true,false,null],"target":{"url":"http://h:1/"}}',
         'batch': H('b', 16) + b'{"timers":[{"id":"a","delay_ms":1,"target":{"url":"http://h/"}},{"id":"b","fire_at_ms":0,"target":{"url":"http://h:65535/p"}},{"id":"a","delay_ms":2,"target":{"url":"http://h/"}}]}',
@@ -369,27 +371,42 @@ def server_seeds():
         'plain': 'http://127.0.0.1:9000/hook', 'query_only': 'http://hooks.example?x=1',
         'no_path': 'http://h', 'port_max': 'http://a-b.c_d:65535/p/q?r=s&t=u',
         'https': 'https://h/', 'creds': 'http://user:pw@h/', 'bad_port': 'http://h:0/',
-        'ipv6': 'http://[::1]:80/',
+        'ipv6': 'http://[::1]:8080/p', 'upper_case': 'HTTP://Example.COM:00080/A?b#c',
+        'ftp': 'ftp://h/',
     }.items():
         write('http_url_fuzz', name, url)
 
-    def record(state, fire, due, att, maxa, back, cr, up, h, url, payload, err, version=1):
-        b = struct.pack('<BBqqIIIqqQ', version, state, fire, due, att, maxa, back, cr, up, h)
-        for s in (url, payload, err):
-            b += struct.pack('<I', len(s)) + s
+    def times(state, fire, due, att, maxa, back, cr, up):
+        return struct.pack('<BqqIIIqq', state, fire, due, att, maxa, back, cr, up)
+
+    def string(b):
+        return struct.pack('<I', len(b)) + b
+
+    def format1(state, target, payload, err, h=12345):
+        return (b'\x01' + times(state, 1700000000000, 1700000000000, 0, 10, 1000, 1, 2) +
+                struct.pack('<Q', h) + string(target) + string(payload) + string(err))
+
+    def format2(state, target, payload, err, headers=(), log=(), kind=1):
+        b = b'\x02' + times(state, 1700000000000, 1700000005000, 2, 10, 1000, 1, 2)
+        b += bytes([kind]) + bytes(range(32)) + string(target)
+        b += struct.pack('<H', len(headers))
+        for name, value in headers:
+            b += string(name) + string(value)
+        b += string(payload) + string(err) + bytes([len(log)])
+        for started, duration, status, error in log:
+            b += struct.pack('<qIi', started, duration, status) + string(error)
         return b
-    write('timer_record_fuzz', 'pending', b'\x00' + record(
-        0, 1700000000000, 1700000000000, 0, 10, 1000, 1699999999000, 1699999999000, 12345,
-        b'http://h/', b'{"a":1}', b''))
-    write('timer_record_fuzz', 'failed', b'\x00' + record(
-        3, 1, 2, 10, 10, 1000, 0, 3, 2**64 - 1, b'nats:timers.x', b'null', b'HTTP 500 from http://h/'))
-    write('timer_record_fuzz', 'truncated', b'\x00' + record(
-        1, 5, 5, 1, 1, 0, 0, 0, 0, b'http://h/', b'[]', b'')[:-3])
-    write('timer_record_fuzz', 'bad_state', b'\x00' + record(7, 5, 5, 1, 1, 0, 0, 0, 0, b'', b'', b''))
+    write('timer_record_fuzz', 'format1_pending', b'\x00' + format1(0, b'http://h/', b'{"a":1}', b''))
+    write('timer_record_fuzz', 'format2_failed', b'\x00' + format2(
+        3, b'https://h/x', b'null', b'HTTP 500', headers=[(b'Authorization', b'Bearer t')],
+        log=[(1700000000000, 12, 500, b'HTTP 500'), (1700000001000, 30000, 0, b'timeout')]))
+    write('timer_record_fuzz', 'format2_truncated', b'\x00' + format2(1, b'nats:a.b', b'[]', b'')[:-3])
+    write('timer_record_fuzz', 'format2_bad_digest_kind', b'\x00' + format2(0, b'', b'', b'', kind=9))
     write('timer_record_fuzz', 'roundtrip', b'\x01' + bytes(range(256)))
     write('timer_record_fuzz', 'state_name', b'\x00delivering')
     for name, q in {
-        'state': 'state=failed', 'all': 'state=pending&limit=1000&after=order-42',
+        'state': 'state=failed', 'all': 'state=pending&limit=1000&after=1700000000000:order-42',
+        'percent': 'st%61te=deliver%65d&limit=%31%30&after=-5%3Aa.b', 'bad_escape': 'state=%zz',
         'limit_zero': 'state=failed&limit=0', 'unknown': 'state=failed&sort=asc',
         'empty_pair': '&state=cancelled&', 'bad_after': 'state=delivered&after=a/b',
         'no_state': 'limit=5',

@@ -2,19 +2,21 @@
 // bodies of create, batch and reschedule, ids and NATS subjects, under
 // limits and a receipt time decoded from the input.
 //
-// Oracle: every input gives either a value or an ApiError (CheckError: a
-// known code, a message, 400/413, a body that is valid JSON), and whatever
+// Oracle: every input gives either a value or an error Status (CheckError:
+// a known reason, a message, 400/413, a body that is valid JSON), and whatever
 // is accepted satisfies the documented constraints, checked here against
 // the JSON itself rather than by calling the validators again:
 // - only known fields, at every level; ids 1..128 of [A-Za-z0-9._~-];
 // - exactly one of delay_ms (0..horizon; fire = now + delay) or fire_at_ms
 //   (0..now + horizon; fire = max(at, now)); so now <= fire <= now + horizon;
 // - a target with exactly one of url (<= 2048 bytes; ParseHttpUrl accepts
-//   it, and its parts re-assemble to a URL that parses to the same parts)
-//   or nats (only when enabled; a publishable subject);
+//   it, https only when enabled, and its parts re-assemble to a URL that
+//   parses to the same parts; headers only here: at most 16, 8 KiB in all,
+//   token names given once, none reserved, values without controls) or nats
+//   (only when enabled; a publishable subject);
 // - retry within 1..100 attempts and 1..86400000 ms, or the defaults;
 // - the payload serialized within the limit and re-parsing to the same
-//   value; the request hash that of the serialized body;
+//   value;
 // - batches: 1..max_batch timers, each as above, ids unique.
 #include <boost/json.hpp>
 #include <cmath>
@@ -22,17 +24,17 @@
 #include <cstdint>
 #include <set>
 #include <string>
-#include <variant>
 
+#include "api/json_body.h"
 #include "api/timer_request.h"
 #include "decoder_checks.h"
-#include "delivery/http_url.h"
+#include "timer/http_url.h"
+#include "timer/target.h"
 
 namespace tickwheel::testing {
 namespace {
 
 namespace json = boost::json;
-using server::ApiError;
 using server::ApiLimits;
 using server::TimerSpec;
 
@@ -123,15 +125,64 @@ void CheckFireTime(const json::object& o, std::int64_t fire, const ApiLimits& li
 
 // A target URL the server accepted: it parses, and its parts re-assembled
 // parse to the same parts (what the webhook client will connect to).
-void CheckUrl(std::string_view url, const std::string& where) {
+void CheckUrl(std::string_view url, bool https_enabled, const std::string& where) {
   Require(url.size() <= 2048, where + ": accepted a URL over 2048 bytes");
   const auto parsed = server::ParseHttpUrl(url);
-  Require(parsed.has_value(), where + ": stored a URL that does not parse");
-  const std::string again = "http://" + parsed->host + ":" + parsed->port + parsed->target;
+  Require(parsed.ok(), where + ": stored a URL that does not parse");
+  Require(!parsed->tls || https_enabled, where + ": accepted https without TLS");
+  const std::string again =
+      (parsed->tls ? "https://" : "http://") + parsed->HostHeader() + parsed->target;
   const auto reparsed = server::ParseHttpUrl(again);
-  Require(reparsed && reparsed->host == parsed->host &&
+  Require(reparsed.ok() && reparsed->tls == parsed->tls && reparsed->host == parsed->host &&
               reparsed->port == parsed->port && reparsed->target == parsed->target,
           where + ": URL parts do not re-parse to themselves: " + again);
+}
+
+bool IsToken(std::string_view name) {
+  if (name.empty()) return false;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+    if (!ok) return false;
+  }
+  return true;
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+// Headers a target may set (docs/server.md): not hop-by-hop, framing, or
+// set by the server on every attempt.
+void CheckHeaders(const json::object& given, const TimerSpec& spec, const std::string& where) {
+  static constexpr std::string_view kReserved[] = {
+      "connection", "keep-alive", "proxy-connection", "transfer-encoding", "te",
+      "trailer", "upgrade", "content-length", "host", "content-type",
+      "idempotency-key", "webhook-id", "webhook-timestamp", "webhook-signature"};
+  Require(given.size() <= 16 && spec.headers.size() == given.size(),
+          where + ": accepted " + std::to_string(given.size()) + " headers");
+  std::set<std::string> seen;
+  std::size_t bytes = 0;
+  for (const auto& [name, value] : spec.headers) {
+    const json::value* v = given.if_contains(name);
+    Require(v && v->is_string() && v->as_string() == value, where + ": header not as given");
+    Require(IsToken(name), where + ": accepted header name \"" + name + "\"");
+    for (std::string_view r : kReserved) {
+      Require(Lower(name) != r, where + ": accepted reserved header " + name);
+    }
+    Require(seen.insert(Lower(name)).second, where + ": accepted header " + name + " twice");
+    for (char c : value) {
+      const auto u = static_cast<unsigned char>(c);
+      Require((u >= 0x20 || c == '\t') && u != 0x7f,
+              where + ": accepted a control character in header " + name);
+    }
+    bytes += name.size() + value.size();
+  }
+  Require(bytes <= 8 * 1024, where + ": accepted headers over 8 KiB");
 }
 
 void CheckSpec(const json::value& body, const TimerSpec& spec, const ApiLimits& limits,
@@ -151,19 +202,28 @@ void CheckSpec(const json::value& body, const TimerSpec& spec, const ApiLimits& 
   const json::value* target = o.if_contains("target");
   Require(target && target->is_object(), where + ": accepted without a target object");
   const json::object& t = target->as_object();
-  OnlyFields(t, {"url", "nats"}, where + ".target");
+  OnlyFields(t, {"url", "nats", "headers"}, where + ".target");
   Require(t.contains("url") != t.contains("nats"),
           where + ": accepted a target without exactly one of url and nats");
   if (const json::value* nats = t.if_contains("nats")) {
     Require(limits.nats_enabled, where + ": accepted a NATS target without --nats");
     Require(nats->is_string() && IsValidSubject(nats->as_string()),
             where + ": accepted an invalid NATS subject");
-    Require(spec.url == std::string(server::kNatsPrefix) + std::string(nats->as_string()),
+    Require(spec.target == std::string(server::kNatsPrefix) + std::string(nats->as_string()),
             where + ": NATS target stored wrongly");
+    Require(!t.contains("headers") && spec.headers.empty(),
+            where + ": accepted headers for a NATS target");
   } else {
     const json::value& url = t.at("url");
-    Require(url.is_string() && spec.url == url.as_string(), where + ": url not taken as given");
-    CheckUrl(spec.url, where);
+    Require(url.is_string() && spec.target == url.as_string(),
+            where + ": url not taken as given");
+    CheckUrl(spec.target, limits.https_enabled, where);
+    if (const json::value* headers = t.if_contains("headers")) {
+      Require(headers->is_object(), where + ": accepted headers that are not an object");
+      CheckHeaders(headers->as_object(), spec, where);
+    } else {
+      Require(spec.headers.empty(), where + ": headers from nowhere");
+    }
   }
 
   if (const json::value* retry = o.if_contains("retry")) {
@@ -187,8 +247,6 @@ void CheckSpec(const json::value& body, const TimerSpec& spec, const ApiLimits& 
   Require(!ec, where + ": stored a payload that is not JSON: " + spec.payload);
   Require(SameJson(payload, given ? *given : json::value(nullptr)),
           where + ": stored payload differs from the one given: " + spec.payload);
-  Require(spec.request_hash == std::hash<std::string>{}(json::serialize(body)),
-          where + ": request hash is not that of the body");
 }
 
 // The input: an 8-byte header, then the text (a body, an id or a subject).
@@ -197,7 +255,8 @@ void CheckSpec(const json::value& body, const TimerSpec& spec, const ApiLimits& 
 //   byte 1: flags: bits 0-1 horizon (10 years, 0, 1 s, from the raw value),
 //           bits 2-3 payload limit (64 KiB, 1, 16, from the raw value),
 //           bit 4 max_batch 3 (else 10,000), bit 5 NATS enabled,
-//           bit 6 receipt time from the raw value (else 1.7e12 ms);
+//           bit 6 receipt time from the raw value (else 1.7e12 ms),
+//           bit 7 https enabled;
 //   bytes 2-7: a raw little-endian value for the choices above.
 struct Header {
   int mode = 0;
@@ -224,6 +283,7 @@ Header DecodeHeader(std::string_view in) {
                                : kPayloads[(b[1] >> 2) & 3];
   h.limits.max_batch = (b[1] & 16) ? 3 : 10'000;
   h.limits.nats_enabled = (b[1] & 32) != 0;
+  h.limits.https_enabled = (b[1] & 128) != 0;
   if (b[1] & 64) h.now_ms = raw % (std::int64_t{1} << 42);  // 1970 to 2109
   return h;
 }
@@ -236,29 +296,28 @@ void FuzzOne(std::string_view input) {
   const std::string text(input.substr(std::min<std::size_t>(8, input.size())));
 
   if (mode == 3) {  // an id, as in /v1/timers/{id}
-    const auto error = server::ValidateId(text, "id");
-    Require(error.has_value() != IsValidId(text), "ValidateId disagrees on \"" + text + "\"");
-    if (error) CheckError(*error, "ValidateId");
+    const server::Status s = server::ValidateId(text, "id");
+    Require(s.ok() == IsValidId(text), "ValidateId disagrees on \"" + text + "\"");
+    if (!s.ok()) CheckError(s, "ValidateId");
     return;
   }
   if (mode == 4) {  // a NATS subject
-    const auto error = server::NatsSubjectError(text);
-    Require(error.has_value() != IsValidSubject(text),
-            "NatsSubjectError disagrees on \"" + text + "\"");
-    Require(!error || !error->empty(), "NatsSubjectError with an empty message");
+    const server::Status s = server::CheckNatsSubject(text);
+    Require(s.ok() == IsValidSubject(text), "CheckNatsSubject disagrees on \"" + text + "\"");
+    if (!s.ok()) CheckError(s, "CheckNatsSubject");
     return;
   }
   auto parsed = server::ParseJsonBody(text);
-  if (auto* e = std::get_if<ApiError>(&parsed)) return CheckError(*e, "ParseJsonBody");
-  const json::value& body = std::get<json::value>(parsed);
+  if (!parsed.ok()) return CheckError(parsed.status(), "ParseJsonBody");
+  const json::value& body = *parsed;
   if (mode == 0) {
     auto spec = server::ParseTimerSpec(body, limits, now_ms);
-    if (auto* e = std::get_if<ApiError>(&spec)) return CheckError(*e, "ParseTimerSpec");
-    CheckSpec(body, std::get<TimerSpec>(spec), limits, now_ms, "timer");
+    if (!spec.ok()) return CheckError(spec.status(), "ParseTimerSpec");
+    CheckSpec(body, *spec, limits, now_ms, "timer");
   } else if (mode == 1) {
     auto batch = server::ParseBatch(body, limits, now_ms);
-    if (auto* e = std::get_if<ApiError>(&batch)) return CheckError(*e, "ParseBatch");
-    const auto& specs = std::get<std::vector<TimerSpec>>(batch);
+    if (!batch.ok()) return CheckError(batch.status(), "ParseBatch");
+    const std::vector<TimerSpec>& specs = *batch;
     Require(body.is_object(), "accepted a batch that is not an object");
     OnlyFields(body.as_object(), {"timers"}, "batch");
     const json::array& timers = body.as_object().at("timers").as_array();
@@ -272,10 +331,10 @@ void FuzzOne(std::string_view input) {
     }
   } else {
     auto at = server::ParseReschedule(body, limits, now_ms);
-    if (auto* e = std::get_if<ApiError>(&at)) return CheckError(*e, "ParseReschedule");
+    if (!at.ok()) return CheckError(at.status(), "ParseReschedule");
     Require(body.is_object(), "accepted a reschedule that is not an object");
     OnlyFields(body.as_object(), {"delay_ms", "fire_at_ms"}, "reschedule");
-    CheckFireTime(body.as_object(), std::get<std::int64_t>(at), limits, now_ms, "reschedule");
+    CheckFireTime(body.as_object(), *at, limits, now_ms, "reschedule");
   }
 }
 
