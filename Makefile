@@ -8,7 +8,10 @@
 #   make bench [QUICK=1]    benchmarks against peers; regenerates docs
 #   make bench-server [QUICK=1]  tickwheel serve against PostgreSQL + SKIP
 #                           LOCKED; regenerates docs/performance.md's region
-#   make asan | make tsan   one sanitizer build and its tests
+#   make asan | make tsan   one sanitizer build of the library and its tests
+#   make server-asan        the server and its tests under GCC's ASan + UBSan
+#   make tsa                the server compiled by clang: lock annotations
+#                           checked (-Wthread-safety)
 #   make fuzz [FUZZ_TIME=300] [FUZZ_JOBS=2]  every fuzz target for FUZZ_TIME
 #                           seconds (docs/testing.md, Fuzzing)
 #   make fuzz-test          every fuzz target for FUZZ_SMOKE (20) seconds
@@ -17,7 +20,7 @@ JOBS ?= $(shell nproc)
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 CMAKE_ARGS ?=
 
-.PHONY: all deps configure build run demo test unit-test asan tsan fuzz-build fuzz fuzz-test bench bench-server clean format
+.PHONY: all deps configure build run demo test unit-test asan tsan server-asan tsa fuzz-build fuzz fuzz-test bench bench-server clean format
 
 all: build
 
@@ -39,7 +42,7 @@ demo: build
 unit-test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) --timeout 600
 
-test: unit-test asan tsan fuzz-test
+test: unit-test asan tsan tsa server-asan fuzz-test
 
 # Sanitizer builds compile the library and its tests (not the benchmarks or
 # the executable) with clang, and run the tests that are labelled for them.
@@ -57,6 +60,25 @@ tsan: deps
 	@cmake --build $(BUILD)-tsan -j $(JOBS)
 	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
 	  ctest --test-dir $(BUILD)-tsan --output-on-failure -j $(JOBS) -L 'unit|concurrency' --timeout 900
+
+# The server in a GCC build with ASan + UBSan (clang 14 cannot compile its
+# coroutines with ASan), running every test labelled "server".
+server-asan: deps
+	@cmake -S . -B $(BUILD)-server-asan $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_CXX_COMPILER=g++ -DTICKWHEEL_SANITIZE=address -DTICKWHEEL_BUILD_BENCH=OFF \
+	  -DTICKWHEEL_BUILD_EXAMPLES=OFF >/dev/null
+	@cmake --build $(BUILD)-server-asan -j $(JOBS) --target server_tests
+	ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" UBSAN_OPTIONS="print_stacktrace=1" \
+	  ctest --test-dir $(BUILD)-server-asan --output-on-failure -j $(JOBS) -L server --timeout 900
+
+# The server and the executable compiled by clang, which checks the lock
+# annotations (-Wthread-safety -Werror=thread-safety; the library's are
+# checked by the asan and tsan builds).
+tsa: deps
+	@cmake -S . -B $(BUILD)-tsa $(GENERATOR) -DCMAKE_BUILD_TYPE=Release \
+	  -DCMAKE_CXX_COMPILER=clang++-14 -DTICKWHEEL_BUILD_TESTS=OFF -DTICKWHEEL_BUILD_BENCH=OFF \
+	  -DTICKWHEEL_BUILD_EXAMPLES=OFF >/dev/null
+	@cmake --build $(BUILD)-tsa -j $(JOBS) --target tickwheel_app
 
 # Fuzzing: clang-14's libFuzzer with ASan + UBSan, one executable per target
 # (tests/fuzz/). Each run first replays the target's seeds and kept
@@ -103,4 +125,4 @@ format:
 	clang-format -i $$(git ls-files '*.h' '*.cc')
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-server-asan $(BUILD)-tsa $(FUZZ_BUILD)

@@ -8,7 +8,8 @@ namespace {
 // The position just after `e`: ids are made of characters above '\x01'.
 DueEntry After(const DueEntry& e) { return {e.due_ms, e.id + '\x01'}; }
 
-constexpr DueEntry kStart{INT64_MIN, ""};
+// The position before every timer.
+DueEntry BeforeAll() { return {INT64_MIN, ""}; }
 
 }  // namespace
 
@@ -239,7 +240,7 @@ void Scheduler::Loop() {
       shards.swap(shards_to_load_);
       const DueEntry end = window_end_;
       lock.Unlock();
-      const bool loaded = end.due_ms == INT64_MIN || Load(shards, kStart, end.due_ms + 1);
+      const bool loaded = end.due_ms == INT64_MIN || Load(shards, BeforeAll(), end.due_ms + 1);
       lock.Lock();
       if (!loaded) {
         for (int s : shards) {

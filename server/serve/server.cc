@@ -149,7 +149,9 @@ void Server::AppendGauges(std::string& out) const {
   AppendGauge(out, "tickwheel_window_end_seconds", "End of the in-memory window (Unix time).", static_cast<double>(scheduler_->window_end_ms()) / 1000.0);
   AppendGauge(out, "tickwheel_http_connections", "API connections open.", static_cast<double>(http_->open_connections()));
   AppendGauge(out, "tickwheel_http_request_memory_bytes", "Request memory reserved by requests being served.", static_cast<double>(http_->reserved_memory()));
-  AppendGauge(out, "tickwheel_http_overloaded", "Requests and connections refused (503 or closed) over a limit, since start.", static_cast<double>(http_->overloaded()));
+  out += "# HELP tickwheel_http_overloaded_total Requests and connections refused (503 or closed) over a limit.\n"
+         "# TYPE tickwheel_http_overloaded_total counter\ntickwheel_http_overloaded_total " +
+         std::to_string(http_->overloaded()) + "\n";
   AppendGauge(out, "tickwheel_webhook_connections", "Webhook connections open.", static_cast<double>(webhook_->connections()));
   store_->AppendMetrics(out);
 }
