@@ -27,6 +27,7 @@ set(TICKWHEEL_PUBLIC_HEADERS
   include/tickwheel/internal/periodic_thread.h
   include/tickwheel/internal/report_error.h
   include/tickwheel/internal/tick_divider.h
+  include/tickwheel/internal/time_math.h
   include/tickwheel/internal/timer_thread.h
   include/tickwheel/internal/worker_pool.h
   include/tickwheel/time.h

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "tickwheel/internal/time_math.h"
+
 namespace tickwheel {
 namespace {
 
@@ -126,7 +128,7 @@ std::unique_ptr<Sleeper> ManualClock::NewSleeper() {
 }
 
 void ManualClock::Advance(Duration d) {
-  if (d.count() > 0) AdvanceTo(Now() + d);
+  if (d.count() > 0) AdvanceTo(internal::AddSaturated(Now(), d));
 }
 
 void ManualClock::AdvanceTo(TimePoint t) {

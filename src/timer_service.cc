@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "tickwheel/internal/time_math.h"
 #include "tickwheel/internal/timer_thread.h"
 #include "tickwheel/internal/worker_pool.h"
 #include "tickwheel/wheel.h"
@@ -79,9 +80,12 @@ struct Shard {
 };
 
 // The first run of a repeat after `now`, keeping the phase of `next`.
+// Saturates at TimePoint::max() (never) for periods too long to add.
 TimePoint FirstRunAfter(TimePoint next, Duration period, TimePoint now) {
   if (next > now) return next;
-  return next + period * ((now - next) / period + 1);
+  // The periods skipped end at or before now, so their sum fits.
+  const TimePoint last = next + period * ((now - next) / period);
+  return internal::AddSaturated(last, period);
 }
 
 }  // namespace
@@ -151,8 +155,10 @@ class TimerService::Impl {
     const TimePoint now = clock_.Now();
     // The wheel gets "at once" for delay <= 0; a repeat's phase restarts at
     // the real time of that run.
-    const TimePoint deadline = delay.count() <= 0 ? TimePoint::min() : now + delay;
-    const TimePoint run_at = now + std::max(delay, Duration::zero());
+    const TimePoint deadline =
+        delay.count() <= 0 ? TimePoint::min() : internal::AddSaturated(now, delay);
+    const TimePoint run_at =
+        internal::AddSaturated(now, std::max(delay, Duration::zero()));
     std::lock_guard lock(shard->mutex);
     Entry* e = Find(*shard, index, id);
     if (e == nullptr) return false;
@@ -209,7 +215,8 @@ class TimerService::Impl {
   }
 
   TimePoint DeadlineAfter(Duration delay) const {
-    return delay.count() <= 0 ? TimePoint::min() : clock_.Now() + delay;
+    return delay.count() <= 0 ? TimePoint::min()
+                              : internal::AddSaturated(clock_.Now(), delay);
   }
   TimePoint Now() const { return clock_.Now(); }
 
@@ -335,7 +342,9 @@ class TimerService::Impl {
       return;
     }
     e.fn = std::move(fn);
-    if (!e.moved_while_running) e.next_run += e.period;
+    if (!e.moved_while_running) {
+      e.next_run = internal::AddSaturated(e.next_run, e.period);
+    }
     e.moved_while_running = false;
     e.next_run = FirstRunAfter(e.next_run, e.period, now);
     e.wheel_id = shard.wheel.Schedule(e.next_run, index);
@@ -373,7 +382,8 @@ TimerId TimerService::Every(Duration period, Callback fn) {
         std::to_string(period.count()) + "ns");
   }
   if (!fn) throw std::invalid_argument("TimerService::Every: fn is empty");
-  return impl_->Add(impl_->Now() + period, period, std::move(fn));
+  return impl_->Add(internal::AddSaturated(impl_->Now(), period), period,
+                    std::move(fn));
 }
 
 bool TimerService::Cancel(TimerId id) { return impl_->Cancel(id); }

@@ -23,6 +23,7 @@
 #include "tickwheel/clock.h"
 #include "tickwheel/internal/lru_list.h"
 #include "tickwheel/internal/periodic_thread.h"
+#include "tickwheel/internal/time_math.h"
 #include "tickwheel/time.h"
 #include "tickwheel/timing_wheel.h"
 
@@ -397,7 +398,7 @@ void Cache<K, V, Hash, KeyEqual>::SetLocked(Shard& shard, const K& key,
                                             std::size_t hash, V value,
                                             Duration ttl, TimePoint now) {
   const Duration ttl_jittered = Jittered(hash, ttl);
-  const TimePoint expires_at = now + ttl_jittered;
+  const TimePoint expires_at = internal::AddSaturated(now, ttl_jittered);
   if (auto it = shard.map.find(key); it != shard.map.end()) {
     Entry& entry = it->second;
     // A later expiry leaves the timer alone (no wheel operation): when it

@@ -19,6 +19,7 @@
 
 #include "tickwheel/clock.h"
 #include "tickwheel/internal/flat_map.h"
+#include "tickwheel/internal/time_math.h"
 #include "tickwheel/internal/timer_thread.h"
 #include "tickwheel/internal/worker_pool.h"
 #include "tickwheel/time.h"
@@ -146,8 +147,10 @@ class TimingWheel {
     return *shards_[(h >> 32) % shards_.size()];
   }
   // A delay <= 0 is due at once: at the next Advance, whatever the rounding.
+  // Any delay, up to Duration::max(), works (saturated, never overflows).
   TimePoint DeadlineAfter(Duration delay) const {
-    return delay.count() <= 0 ? TimePoint::min() : clock_.Now() + delay;
+    return delay.count() <= 0 ? TimePoint::min()
+                              : internal::AddSaturated(clock_.Now(), delay);
   }
   // The TimerThread's step: fires what is due in every shard.
   std::optional<TimePoint> AdvanceAll(TimePoint now);
