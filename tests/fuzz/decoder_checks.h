@@ -7,9 +7,7 @@
 #include <boost/json.hpp>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <initializer_list>
-#include <set>
 #include <string>
 #include <string_view>
 
@@ -50,8 +48,7 @@ inline bool IsValidSubject(std::string_view s) {
   return token != 0;
 }
 
-// True if `s` is well-formed UTF-8 (no overlongs, surrogates or code
-// points past U+10FFFF).
+// Whether `s` is well-formed UTF-8.
 inline bool IsUtf8(std::string_view s) {
   std::size_t i = 0;
   while (i < s.size()) {
@@ -83,25 +80,6 @@ inline bool IsUtf8(std::string_view s) {
   return true;
 }
 
-// Defects of server/ that the fuzzers found and that are not fixed yet
-// (docs/testing.md lists them; server/ is being reshaped, so they are
-// reported, not fixed here). A check that meets one lets it pass, so the
-// fuzzer can look further, unless TICKWHEEL_FUZZ_STRICT=1 is set. Their
-// inputs are kept in regressions/: once a defect is fixed, delete its
-// tolerance here and the kept input guards the fix.
-inline bool KnownDefect(std::string_view name) {
-  static const bool strict = [] {
-    const char* s = std::getenv("TICKWHEEL_FUZZ_STRICT");
-    return s != nullptr && std::string_view(s) == "1";
-  }();
-  static std::set<std::string, std::less<>> reported;
-  if (!strict && reported.insert(std::string(name)).second) {
-    std::fprintf(stderr, "fuzz: known server defect met (tolerated): %.*s\n",
-                 static_cast<int>(name.size()), name.data());
-  }
-  return !strict;
-}
-
 // Every error a decoder returns: a status a client can act on (400 or 413),
 // a stable reason from the documented set, a message for people, and an
 // error body (ErrorJson, as the API answers) that is valid JSON carrying
@@ -125,13 +103,6 @@ inline void CheckError(const server::Status& s, std::string_view what) {
   const std::string body = server::ErrorJson(s);
   boost::system::error_code ec;
   const boost::json::value v = boost::json::parse(body, ec);
-  // Known defect: messages and fields quote the request's bytes (a query
-  // string, a path, a value cut at 64 bytes), which need not be UTF-8, and
-  // the body then is not JSON.
-  if (ec && !(IsUtf8(s.message()) && IsUtf8(s.field())) &&
-      KnownDefect("error-echoes-non-utf8")) {
-    return;
-  }
   if (ec) {
     FuzzFail(where + ": the error body is not valid JSON (" + ec.message() + "): " + body);
   }
@@ -141,8 +112,10 @@ inline void CheckError(const server::Status& s, std::string_view what) {
       err && err->is_object() ? err->as_object().if_contains("code") : nullptr;
   const boost::json::value* message =
       err && err->is_object() ? err->as_object().if_contains("message") : nullptr;
+  // A message quoting bytes that are not UTF-8 has them replaced.
   if (code == nullptr || message == nullptr || *code != boost::json::value(s.reason()) ||
-      *message != boost::json::value(s.message())) {
+      !message->is_string() ||
+      (IsUtf8(s.message()) && *message != boost::json::value(s.message()))) {
     FuzzFail(where + ": the error body does not carry code and message: " + body);
   }
 }

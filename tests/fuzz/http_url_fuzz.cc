@@ -103,10 +103,10 @@ void FuzzOne(std::string_view url) {
               reparsed->port == u.port && reparsed->target == u.target,
           "parts do not re-parse to themselves: " + again, url);
   // Known defects, see the file comment.
-  if (!ascii && !KnownDefect("url-target-not-ascii")) {
+  if (!ascii) {
     Require(false, "the target has bytes that are not ASCII (sent raw)", url);
   }
-  if (!(v6 ? IsIpv6(u.host) : IsDnsName(u.host)) && !KnownDefect("url-host-not-a-name")) {
+  if (!(v6 ? IsIpv6(u.host) : IsDnsName(u.host))) {
     Require(false, "the host \"" + u.host + "\" is neither a DNS name nor an IPv6 address", url);
   }
 }
