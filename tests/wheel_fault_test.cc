@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -60,6 +61,64 @@ TEST(WheelFaultTest, OutOfMemoryWhileRefilingAfterAThrowLosesNoTimer) {
     EXPECT_TRUE(wheel.empty());
     ASSERT_NO_THROW(wheel.CheckInvariants());
   }
+}
+
+// Moves earlier than their slots queue a re-file each; applying the queue
+// then runs out of memory. The Reschedule that found the queue full throws
+// and moves nothing; NextDeadline answers the wheel's time (never too late);
+// Cancel still works; and once memory is back every timer fires exactly
+// once, at its latest deadline, and cancelled ones never.
+TEST(WheelFaultTest, OutOfMemoryApplyingQueuedMovesLosesNoMove) {
+  const TimePoint origin{};
+  Wheel<int> wheel(nanoseconds(1), origin);
+  constexpr int kTimers = 100;
+  std::vector<TimerId> ids;
+  std::vector<std::int64_t> due(kTimers);
+  for (int i = 0; i < kTimers; ++i) {
+    due[i] = 1'000'000 + i;  // a level-3 slot
+    ids.push_back(wheel.Schedule(origin + nanoseconds(due[i]), i));
+  }
+  // Each to its own level-0 slot: every re-file allocates that slot's array.
+  int moved = 0;
+  bool threw = false;
+  for (int i = 0; i < kTimers && !threw; ++i) {
+    if (i == 64) fail_after = 0;  // the queue is full: applying it fails
+    try {
+      ASSERT_TRUE(wheel.Reschedule(ids[i], origin + nanoseconds(10 + 2 * i)));
+      due[i] = 10 + 2 * i;
+      ++moved;
+    } catch (const std::bad_alloc&) {
+      threw = true;
+    }
+  }
+  ASSERT_TRUE(threw);
+  EXPECT_EQ(moved, 64);
+  fail_after = 0;
+  const std::optional<TimePoint> next = wheel.NextDeadline();
+  ASSERT_TRUE(next.has_value());
+  EXPECT_LE(*next, origin + nanoseconds(10));
+  EXPECT_TRUE(wheel.Cancel(ids[1]));  // queue full, memory gone: done at once
+  EXPECT_FALSE(wheel.Cancel(ids[1]));
+  due[1] = -1;
+  fail_after = -1;
+  ASSERT_NO_THROW(wheel.CheckInvariants());
+  std::vector<int> fired;
+  std::int64_t now = 0;
+  while (auto at = wheel.NextDeadline()) {
+    now = std::max<std::int64_t>(now + 1, at->time_since_epoch().count());
+    wheel.Advance(origin + nanoseconds(now), [&](int i) {
+      EXPECT_GE(now, due[i]) << "timer " << i << " fired early";
+      EXPECT_LE(now, due[i] + 1) << "timer " << i << " fired late";
+      fired.push_back(i);
+    });
+  }
+  std::sort(fired.begin(), fired.end());
+  std::vector<int> expected;
+  for (int i = 0; i < kTimers; ++i) {
+    if (due[i] >= 0) expected.push_back(i);
+  }
+  EXPECT_EQ(fired, expected);
+  ASSERT_NO_THROW(wheel.CheckInvariants());
 }
 
 }  // namespace

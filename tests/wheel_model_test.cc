@@ -15,7 +15,10 @@
 //   firing something or moving NextDeadline forward (it never spins).
 // Timers that callbacks schedule or move during an Advance may fire in that
 // Advance or the next one (the documented rule for timers made due from
-// inside on_expire), never early.
+// inside on_expire), never early. The burst mode runs hundreds of Cancels
+// and Reschedules between looks at the wheel, so that the work they queue
+// (up to 64 entries; see Wheel::ApplyPending) is applied when the queue is
+// full as well as when the wheel is read.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -58,6 +61,36 @@ class WheelModel {
             tick_ns)),
         wheel_(Duration(tick_ns), TimePoint(Duration(origin_ns))),
         now_ns_(origin_ns) {}
+
+  // Rounds of 50 to 300 Schedules, Cancels and Reschedules (a third each,
+  // stale ids included) with nothing that reads the slots in between, then
+  // one Advance and the checks.
+  void RunBursts(int rounds) {
+    for (int round = 0; round < rounds; ++round) {
+      SCOPED_TRACE("round " + std::to_string(round));
+      const std::int64_t ops = Uniform(50, 300);
+      for (std::int64_t i = 0; i < ops; ++i) {
+        const std::int64_t op = Uniform(0, 2);
+        if (op == 0) {
+          Schedule();
+        } else if (op == 1) {
+          Cancel();
+        } else {
+          Reschedule();
+        }
+        if (::testing::Test::HasFatalFailure()) return;
+        ASSERT_EQ(wheel_.size(), pending_.size());
+      }
+      if (round % 3 == 0) {
+        ASSERT_NO_THROW(wheel_.CheckInvariants());
+      }
+      CheckNextDeadline();
+      if (::testing::Test::HasFatalFailure()) return;
+      Advance(NextTime());
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+    DrainTickless();
+  }
 
   void Run(int steps) {
     for (int step = 0; step < steps; ++step) {
@@ -343,6 +376,21 @@ TEST_P(WheelModelTest, DenseTimersWithSmallStepsMatchTheReference) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     WheelModel model(seed, tick_ns, 3'600'000'000'000 + 17, /*dense=*/true);
     model.Run(6000);
+    if (HasFatalFailure()) return;
+  }
+}
+
+// Hundreds of Cancels and Reschedules between Advances: the slot work they
+// queue is applied in full batches, in any order with Schedules, and stale
+// ids (including ones cancelled a moment ago, whose unlink is still queued)
+// are refused.
+TEST_P(WheelModelTest, BurstsOfCancelsAndMovesMatchTheReference) {
+  const std::int64_t tick_ns = GetParam();
+  for (std::uint64_t seed = 1; seed <= 12; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    WheelModel model(seed, tick_ns, 3'600'000'000'000 + 5,
+                     /*dense=*/seed % 2 == 0);
+    model.RunBursts(60);
     if (HasFatalFailure()) return;
   }
 }
