@@ -25,6 +25,10 @@
 
 namespace tickwheel {
 
+namespace internal {
+struct WheelAccess;
+}  // namespace internal
+
 // Wheel is a hierarchical timing wheel: O(1) Schedule, Cancel and Reschedule,
 // and no work for empty time. It never reads a clock: callers pass `now`.
 //
@@ -125,6 +129,7 @@ class Wheel {
   void CheckInvariants() const;
 
  private:
+  friend struct internal::WheelAccess;
   using Tick = std::uint64_t;
 
   // A level's slots are 2^kSlotBits times longer than the level below's; a
@@ -200,6 +205,11 @@ class Wheel {
     return chunks_[chunk][index - chunk_base_[chunk]];
   }
   Node* Find(TimerId id) const;
+  // Starts loading the node `id` names, if it is in the slab.
+  void Prefetch(TimerId id) const noexcept {
+    const std::uint32_t index = internal::TimerIdCodec::Index(id);
+    if (index < allocated_) __builtin_prefetch(&At(index), 1);
+  }
 
   Tick DeadlineTick(TimePoint deadline) const;  // rounds up, never early
   Tick NowTick(TimePoint now) const;            // rounds down
@@ -1029,6 +1039,19 @@ void Wheel<T>::CheckInvariants() const {
          " free, " + std::to_string(retired) + " retired");
   }
 }
+
+namespace internal {
+// What the runtime (TimingWheel's batch calls) uses of a Wheel beyond its
+// public interface.
+struct WheelAccess {
+  // Starts loading the node of `id` (if any) for writing: a batch issues
+  // this for all its timers first, so that their cache misses overlap.
+  template <typename T>
+  static void Prefetch(const Wheel<T>& wheel, TimerId id) noexcept {
+    wheel.Prefetch(id);
+  }
+};
+}  // namespace internal
 
 }  // namespace tickwheel
 

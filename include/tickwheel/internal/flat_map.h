@@ -34,6 +34,13 @@ class FlatMap {
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
 
+  // Starts loading the line of `key`'s home slot, ahead of a Find,
+  // TryEmplace or Extract of it: a batch issues this for all its keys
+  // first, so that their cache misses overlap.
+  void Prefetch(const Key& key) const {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[Home(key)]);
+  }
+
   // The entry for `key`, or nullptr.
   Entry* Find(const Key& key) {
     if (size_ == 0) return nullptr;
