@@ -16,7 +16,7 @@
 
 #include "tickwheel/clock.h"
 #include "tickwheel/internal/argument_checks.h"
-#include "tickwheel/internal/flat_map.h"
+#include "tickwheel/internal/keyed_shard.h"
 #include "tickwheel/internal/mutex.h"
 #include "tickwheel/internal/sharded_runtime.h"
 #include "tickwheel/time.h"
@@ -145,76 +145,33 @@ class TimingWheel {
   // then their wheel nodes, are loaded together before any is used.
   static constexpr std::size_t kBatchWindow = 32;
 
-  struct Entry {
-    Value value;
-    TimerId timer;
-  };
-  using Map = internal::FlatMap<Key, Entry, Hash, KeyEqual>;
-  // A fired key on its way to `execute`.
-  struct Fired {
-    Key key;
-    Value value;
-  };
-
-  // A shard's timers: the wheel's payload is the key (map entries move, so
-  // the wheel cannot point at them).
-  struct State {
-    State(Duration tick, TimePoint origin, std::size_t /*index*/,
-          std::size_t /*count*/)
-        : wheel(tick, origin) {}
-
-    std::optional<TimePoint> Advance(TimePoint now, std::vector<Fired>& fired) {
-      wheel.Advance(now, [&](Key&& key) {
-        // The key leaves the map now, under the lock: from here on it is
-        // not pending, and RemoveTimer / MoveTimer of it return false.
-        std::optional<typename Map::Entry> entry = map.Extract(key);
-        fired.push_back(Fired{std::move(key), std::move(entry->mapped.value)});
-      });
-      return wheel.NextDeadline();
-    }
-    void Discard() {
-      map.ForEach(
-          [&](typename Map::Entry& entry) { wheel.Cancel(entry.mapped.timer); });
-      map.Clear();
-    }
-    // Removes every pending timer, appending its key and value to `out`.
-    void TakeAll(std::vector<Fired>& out) {
-      out.reserve(out.size() + map.size());
-      map.ForEach([&](typename Map::Entry& entry) {
-        wheel.Cancel(entry.mapped.timer);
-        out.push_back(Fired{std::move(entry.key), std::move(entry.mapped.value)});
-      });
-      map.Clear();
-    }
-
-    // The single calls' work, under the shard's lock.
-    void Set(const Key& key, Value& value, TimePoint deadline);
-    bool Move(const Key& key, TimePoint deadline);
-    bool Remove(const Key& key);
-    // Starts loading what an operation on `key` will touch: its map line,
-    // and, if the line is already in, its wheel node.
-    void PrefetchMap(const Key& key) const { map.Prefetch(key); }
-    void PrefetchNode(const Key& key) {
-      if (const typename Map::Entry* entry = map.Find(key)) {
-        internal::WheelAccess::Prefetch(wheel, entry->mapped.timer);
-      }
-    }
-
-    Wheel<Key> wheel;
-    Map map;
-  };
+  using State = internal::KeyedShard<Key, Value, Hash, KeyEqual>;
+  using Fired = typename State::Fired;
   using Runtime = internal::ShardedRuntime<State, Fired>;
 
   static internal::RuntimeConfig MakeConfig(Duration interval,
                                             TimingWheelOptions& options);
 
-  // Runs `apply(state, i)` (returning the call's result) for each i in
-  // [0, keys.size()), grouped by shard under one lock each, in order within
-  // a shard; `deadline(i)` is the deadline call i sets, if any. Writes
-  // results; returns how many were true.
-  template <typename Apply, typename DeadlineOf>
+  // What the map part of a batched call found: its result, and the timer
+  // its wheel part works on (invalid: none).
+  struct MapStep {
+    bool result;
+    TimerId timer;
+  };
+
+  // Makes call i for each i in [0, keys.size()), grouped by shard under one
+  // lock each, in order within a shard, in windows of kBatchWindow keys and
+  // three passes over each: their map lines are loaded together; then
+  // `map_part(state, i)` runs for each (a MapStep), and the wheel nodes it
+  // names are loaded together; then `wheel_part(state, i, timer)` runs for
+  // each that named one. So the cache misses of a window's keys overlap,
+  // where single calls wait for a map miss and then a node miss each.
+  // `deadline(i)` is the deadline call i sets, if any (for Notify).
+  // Writes results; returns how many were true. If a part throws, the wheel
+  // parts of the window's earlier calls run, then the exception propagates.
+  template <typename MapPart, typename WheelPart, typename DeadlineOf>
   std::size_t Batch(std::span<const Key> keys, std::span<bool> results,
-                    Apply apply, DeadlineOf deadline);
+                    MapPart map_part, WheelPart wheel_part, DeadlineOf deadline);
 
   const Execute execute_;
   Runtime runtime_;  // last: its threads start once everything exists
@@ -242,44 +199,6 @@ TimingWheel<Key, Value, Hash, KeyEqual>::TimingWheel(Duration interval,
     : execute_(internal::RequireCallable(std::move(execute), kWho, "execute")),
       runtime_(MakeConfig(interval, options),
                [this](Fired& fired) { execute_(fired.key, fired.value); }) {}
-
-template <typename Key, typename Value, typename Hash, typename KeyEqual>
-void TimingWheel<Key, Value, Hash, KeyEqual>::State::Set(const Key& key,
-                                                         Value& value,
-                                                         TimePoint deadline) {
-  // One lookup: insert, or find the key's entry. `value` is moved only when
-  // inserting.
-  auto [entry, inserted] =
-      map.TryEmplace(key, [&] { return Entry{std::move(value), TimerId()}; });
-  if (!inserted) {
-    wheel.Reschedule(entry->mapped.timer, deadline);
-    entry->mapped.value = std::move(value);
-    return;
-  }
-  try {
-    entry->mapped.timer = wheel.Schedule(deadline, key);
-  } catch (...) {
-    map.Extract(key);
-    throw;
-  }
-}
-
-template <typename Key, typename Value, typename Hash, typename KeyEqual>
-bool TimingWheel<Key, Value, Hash, KeyEqual>::State::Move(const Key& key,
-                                                          TimePoint deadline) {
-  typename Map::Entry* entry = map.Find(key);
-  if (entry == nullptr) return false;
-  wheel.Reschedule(entry->mapped.timer, deadline);
-  return true;
-}
-
-template <typename Key, typename Value, typename Hash, typename KeyEqual>
-bool TimingWheel<Key, Value, Hash, KeyEqual>::State::Remove(const Key& key) {
-  std::optional<typename Map::Entry> removed = map.Extract(key);
-  if (!removed) return false;
-  wheel.Cancel(removed->mapped.timer);
-  return true;
-}
 
 template <typename Key, typename Value, typename Hash, typename KeyEqual>
 bool TimingWheel<Key, Value, Hash, KeyEqual>::SetTimer(const Key& key,
@@ -313,10 +232,10 @@ bool TimingWheel<Key, Value, Hash, KeyEqual>::RemoveTimer(const Key& key) {
 }
 
 template <typename Key, typename Value, typename Hash, typename KeyEqual>
-template <typename Apply, typename DeadlineOf>
+template <typename MapPart, typename WheelPart, typename DeadlineOf>
 std::size_t TimingWheel<Key, Value, Hash, KeyEqual>::Batch(
-    std::span<const Key> keys, std::span<bool> results, Apply apply,
-    DeadlineOf deadline) {
+    std::span<const Key> keys, std::span<bool> results, MapPart map_part,
+    WheelPart wheel_part, DeadlineOf deadline) {
   if (!results.empty()) {
     internal::RequireSameSize(keys.size(), results.size(), kWho, "keys",
                               "results");
@@ -330,7 +249,8 @@ std::size_t TimingWheel<Key, Value, Hash, KeyEqual>::Batch(
   {
     std::vector<std::uint32_t> shard_of(n);
     for (std::size_t i = 0; i < n; ++i) {
-      shard_of[i] = static_cast<std::uint32_t>(runtime_.IndexFor(Hash{}(keys[i])));
+      shard_of[i] =
+          static_cast<std::uint32_t>(runtime_.IndexFor(Hash{}(keys[i])));
       ++first[shard_of[i] + 1];
     }
     for (std::size_t s = 0; s < shards; ++s) first[s + 1] += first[s];
@@ -338,6 +258,7 @@ std::size_t TimingWheel<Key, Value, Hash, KeyEqual>::Batch(
     for (std::size_t i = 0; i < n; ++i) order[next[shard_of[i]]++] = i;
   }
   std::size_t count = 0;
+  MapStep steps[kBatchWindow];
   for (std::size_t s = 0; s < shards; ++s) {
     if (first[s] == first[s + 1]) continue;
     typename Runtime::Shard& shard = runtime_.shard(s);
@@ -352,17 +273,33 @@ std::size_t TimingWheel<Key, Value, Hash, KeyEqual>::Batch(
     }
     State& state = shard.state;
     std::optional<TimePoint> earliest;
-    // A window's map lines are loaded together, then its wheel nodes (the
-    // node's id is in the map entry), then the calls run.
     for (std::size_t w = first[s]; w < first[s + 1]; w += kBatchWindow) {
       const std::size_t end = std::min(first[s + 1], w + kBatchWindow);
       for (std::size_t k = w; k < end; ++k) state.PrefetchMap(keys[order[k]]);
-      for (std::size_t k = w; k < end; ++k) state.PrefetchNode(keys[order[k]]);
-      for (std::size_t k = w; k < end; ++k) {
+      std::size_t k = w;
+      try {
+        for (; k < end; ++k) {
+          const MapStep step = map_part(state, order[k]);
+          steps[k - w] = step;
+          if (step.timer.valid()) {
+            internal::WheelAccess::Prefetch(state.wheel, step.timer);
+          }
+        }
+      } catch (...) {
+        for (std::size_t j = w; j < k; ++j) {
+          if (steps[j - w].timer.valid()) {
+            wheel_part(state, order[j], steps[j - w].timer);
+          }
+        }
+        if (earliest) runtime_.Notify(*earliest);
+        throw;
+      }
+      for (k = w; k < end; ++k) {
         const std::size_t i = order[k];
-        const bool ok = apply(state, i);
-        if (!results.empty()) results[i] = ok;
-        if (!ok) continue;
+        const MapStep& step = steps[k - w];
+        if (step.timer.valid()) wheel_part(state, i, step.timer);
+        if (!results.empty()) results[i] = step.result;
+        if (!step.result) continue;
         ++count;
         if (const std::optional<TimePoint> d = deadline(i)) {
           if (!earliest || *d < *earliest) earliest = d;
@@ -384,11 +321,15 @@ std::size_t TimingWheel<Key, Value, Hash, KeyEqual>::SetTimers(
   auto deadline = [&](std::size_t i) {
     return std::optional<TimePoint>(internal::DeadlineAt(now, delays[i]));
   };
+  // A new key is scheduled in the map part (its node is new: no miss); an
+  // existing one gets its value there and its move in the wheel part.
   return Batch(
       keys, {},
       [&](State& state, std::size_t i) {
-        state.Set(keys[i], values[i], *deadline(i));
-        return true;
+        return MapStep{true, state.SetValue(keys[i], values[i], *deadline(i))};
+      },
+      [&](State& state, std::size_t i, TimerId timer) {
+        state.wheel.Reschedule(timer, *deadline(i));
       },
       deadline);
 }
@@ -405,7 +346,11 @@ std::size_t TimingWheel<Key, Value, Hash, KeyEqual>::MoveTimers(
   return Batch(
       keys, results,
       [&](State& state, std::size_t i) {
-        return state.Move(keys[i], *deadline(i));
+        const TimerId timer = state.TimerOf(keys[i]);
+        return MapStep{timer.valid(), timer};
+      },
+      [&](State& state, std::size_t i, TimerId timer) {
+        state.wheel.Reschedule(timer, *deadline(i));
       },
       deadline);
 }
@@ -416,7 +361,13 @@ std::size_t TimingWheel<Key, Value, Hash, KeyEqual>::MoveTimers(
   const TimePoint deadline = runtime_.DeadlineAfter(delay);
   return Batch(
       keys, results,
-      [&](State& state, std::size_t i) { return state.Move(keys[i], deadline); },
+      [&](State& state, std::size_t i) {
+        const TimerId timer = state.TimerOf(keys[i]);
+        return MapStep{timer.valid(), timer};
+      },
+      [&](State& state, std::size_t, TimerId timer) {
+        state.wheel.Reschedule(timer, deadline);
+      },
       [&](std::size_t) { return std::optional<TimePoint>(deadline); });
 }
 
@@ -425,7 +376,13 @@ std::size_t TimingWheel<Key, Value, Hash, KeyEqual>::RemoveTimers(
     std::span<const Key> keys, std::span<bool> results) {
   return Batch(
       keys, results,
-      [&](State& state, std::size_t i) { return state.Remove(keys[i]); },
+      [&](State& state, std::size_t i) {
+        const TimerId timer = state.ExtractTimer(keys[i]);
+        return MapStep{timer.valid(), timer};
+      },
+      [&](State& state, std::size_t, TimerId timer) {
+        state.wheel.Cancel(timer);
+      },
       [](std::size_t) { return std::optional<TimePoint>(); });
 }
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "tickwheel/internal/huge_pages.h"
+#include "tickwheel/internal/prefetch.h"
 #include "tickwheel/internal/tick_divider.h"
 #include "tickwheel/time.h"
 #include "tickwheel/timer_id.h"
@@ -208,7 +209,7 @@ class Wheel {
   // Starts loading the node `id` names, if it is in the slab.
   void Prefetch(TimerId id) const noexcept {
     const std::uint32_t index = internal::TimerIdCodec::Index(id);
-    if (index < allocated_) __builtin_prefetch(&At(index), 1);
+    if (index < allocated_) internal::Prefetch(&At(index));
   }
 
   Tick DeadlineTick(TimePoint deadline) const;  // rounds up, never early
@@ -282,7 +283,7 @@ class Wheel {
   // a walk then prefetches kPrefetchDistance ahead of itself.
   void PrefetchHead(const SlotList& list) const {
     const std::size_t n = std::min(list.size(), kPrefetchDistance);
-    for (std::size_t i = 0; i < n; ++i) __builtin_prefetch(&At(list[i]));
+    for (std::size_t i = 0; i < n; ++i) internal::Prefetch(&At(list[i]));
   }
 
   template <typename F>
@@ -586,7 +587,7 @@ void Wheel<T>::Compact(std::uint16_t slot) noexcept {
   PrefetchHead(list);
   for (std::size_t i = 0; i < list.size(); ++i) {
     if (i + kPrefetchDistance < list.size()) {
-      __builtin_prefetch(&At(list[i + kPrefetchDistance]));
+      internal::Prefetch(&At(list[i + kPrefetchDistance]));
     }
     if (!IsLive(slot, i)) continue;
     At(list[i]).pos = kept;
@@ -760,8 +761,8 @@ void Wheel<T>::ApplyPending() {
     if (slot >= kDueSlot) continue;
     const SlotList& list = slots_[slot];
     const std::uint32_t k = pending_seen_[slot]++;
-    __builtin_prefetch(&list[node.pos], 1);
-    if (k < list.size()) __builtin_prefetch(&At(list[list.size() - 1 - k]), 1);
+    internal::Prefetch(&list[node.pos]);
+    if (k < list.size()) internal::Prefetch(&At(list[list.size() - 1 - k]));
   }
   for (std::uint32_t i = 0; i < count; ++i) {
     if (slot_of[i] < kDueSlot) pending_seen_[slot_of[i]] = 0;
@@ -817,7 +818,7 @@ std::size_t Wheel<T>::ProcessSlot(std::uint16_t slot, F& on_expire) {
     PrefetchHead(list);
     for (; i < list.size(); ++i) {
       if (i + kPrefetchDistance < list.size()) {
-        __builtin_prefetch(&At(list[i + kPrefetchDistance]));
+        internal::Prefetch(&At(list[i + kPrefetchDistance]));
       }
       if (!IsLive(slot, i)) continue;
       const std::uint32_t index = list[i];
@@ -926,7 +927,7 @@ void Wheel<T>::SpreadCascades(Tick previous_tick) {
     // throw, leaving it in place) and then dropped.
     for (std::size_t moved = 0; moved < share && !list.empty(); ++moved) {
       if (list.size() > kPrefetchDistance && moved + kPrefetchDistance < share) {
-        __builtin_prefetch(&At(list[list.size() - 1 - kPrefetchDistance]));
+        internal::Prefetch(&At(list[list.size() - 1 - kPrefetchDistance]));
       }
       const std::uint32_t index = list.back();
       File(index, At(index));
