@@ -104,6 +104,8 @@ class FlatCombiningKeyedWheel {
   // Applies a published list (newest first) oldest first.
   void Combine(typename Runtime::Shard& shard, Request* newest)
       TW_REQUIRES(shard.mutex) {
+    // One per combining thread: combiners of different shards run at once.
+    thread_local std::vector<Request*> batch_;
     batch_.clear();
     for (Request* r = newest; r != nullptr; r = r->next) batch_.push_back(r);
     State& state = shard.state;
@@ -140,8 +142,7 @@ class FlatCombiningKeyedWheel {
 
   const Execute execute_;
   Runtime runtime_;
-  std::vector<List> lists_;      // one per shard
-  std::vector<Request*> batch_;  // Combine's, under the shard's lock
+  std::vector<List> lists_;  // one per shard
 };
 
 template <typename Key, typename Value>
