@@ -9,7 +9,7 @@
 
 #include "cli/blocking_http_client.h"
 #include "duration_flag.h"
-#include "serve.h"
+#include "serve/serve.h"
 
 namespace tickwheel::app {
 
@@ -187,7 +187,13 @@ void AddServe(CLI::App& app, int& exit_code) {
   cmd->add_option("--max-batch", options->limits.max_batch, "most timers per batch request")
       ->capture_default_str()->check(CLI::Range(1, 1'000'000));
   cmd->add_option("--body-limit", options->http.body_limit, "largest request body in bytes")
-      ->capture_default_str();
+      ->capture_default_str()->check(CLI::Range(std::size_t{1024}, std::size_t{1} << 30));
+  cmd->add_option("--max-connections", options->http.max_connections,
+                  "API connections at once (beyond it: 503)")
+      ->capture_default_str()->check(CLI::Range(1, 1'000'000));
+  cmd->add_option("--max-request-memory", options->http.max_request_memory,
+                  "bytes that requests being served may hold at once (beyond it: 503)")
+      ->capture_default_str()->check(CLI::Range(std::size_t{1} << 20, std::size_t{1} << 40));
   cmd->add_option("--horizon", (*flags)["horizon"], "latest fire time accepted, from now")
       ->capture_default_str()->check(DurationCheck());
   cmd->add_option("--drain-timeout", (*flags)["drain-timeout"],
@@ -202,8 +208,11 @@ void AddServe(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
   cmd->callback([options, flags, &exit_code] {
     options->scheduler.window = Ms((*flags)["window"]);
-    options->limits.default_backoff_ms =
-        static_cast<std::uint32_t>(std::max<std::int64_t>(1, Ms((*flags)["backoff"]).count()));
+    const std::int64_t backoff_ms = Ms((*flags)["backoff"]).count();
+    if (backoff_ms < 1 || backoff_ms > 24LL * 3600 * 1000) {
+      throw CLI::ValidationError("--backoff", "must be 1ms..24h, not " + (*flags)["backoff"]);
+    }
+    options->limits.default_backoff_ms = static_cast<std::uint32_t>(backoff_ms);
     options->webhook.timeout = Ms((*flags)["delivery-timeout"]);
     options->limits.horizon_ms = Ms((*flags)["horizon"]).count();
     options->drain_timeout = Ms((*flags)["drain-timeout"]);

@@ -5,7 +5,49 @@ include(CMakePackageConfigHelpers)
 install(TARGETS tickwheel EXPORT tickwheelTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(DIRECTORY include/tickwheel DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# The public headers, listed one by one so that nothing else under include/
+# (an editor's or a merge's leftovers) reaches users. A file there that is not
+# listed stops the configuration.
+set(TICKWHEEL_PUBLIC_HEADERS
+  include/tickwheel/cache.h
+  include/tickwheel/clock.h
+  include/tickwheel/executors/bulk_executor.h
+  include/tickwheel/executors/chunk_executor.h
+  include/tickwheel/executors/delay_executor.h
+  include/tickwheel/executors/less_executor.h
+  include/tickwheel/executors/periodical_executor.h
+  include/tickwheel/internal/argument_checks.h
+  include/tickwheel/internal/batch_flusher.h
+  include/tickwheel/internal/batch_job.h
+  include/tickwheel/internal/flat_map.h
+  include/tickwheel/internal/huge_pages.h
+  include/tickwheel/internal/lru_list.h
+  include/tickwheel/internal/mutex.h
+  include/tickwheel/internal/on_demand_thread.h
+  include/tickwheel/internal/periodic_thread.h
+  include/tickwheel/internal/report_error.h
+  include/tickwheel/internal/tick_divider.h
+  include/tickwheel/internal/timer_thread.h
+  include/tickwheel/internal/worker_pool.h
+  include/tickwheel/time.h
+  include/tickwheel/timer_id.h
+  include/tickwheel/timer_service.h
+  include/tickwheel/timing_wheel.h
+  include/tickwheel/wheel.h
+)
+file(GLOB_RECURSE tickwheel_include_files RELATIVE ${PROJECT_SOURCE_DIR}
+     ${PROJECT_SOURCE_DIR}/include/*)
+foreach(f ${tickwheel_include_files})
+  if(NOT f IN_LIST TICKWHEEL_PUBLIC_HEADERS)
+    message(FATAL_ERROR "${f} is not in TICKWHEEL_PUBLIC_HEADERS "
+                        "(cmake/TickwheelInstall.cmake): list it, or remove it")
+  endif()
+endforeach()
+foreach(header ${TICKWHEEL_PUBLIC_HEADERS})
+  get_filename_component(dir ${header} DIRECTORY)
+  string(REGEX REPLACE "^include/?" "" dir "${dir}")
+  install(FILES ${header} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/${dir})
+endforeach()
 install(EXPORT tickwheelTargets
   NAMESPACE tickwheel::
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tickwheel)

@@ -1,8 +1,8 @@
 #include "api/http_server.h"
 
-#include <boost/beast/core.hpp>
+#include <spdlog/spdlog.h>
 
-#include "api/api_error.h"
+#include <boost/beast/core.hpp>
 
 namespace tickwheel::server {
 
@@ -11,9 +11,30 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
-HttpServer::HttpServer(asio::io_context& ioc, const tcp::endpoint& at,
-                       HttpServerOptions options, HttpHandler handler)
-    : ioc_(ioc), acceptor_(ioc), options_(options), handler_(std::move(handler)) {
+namespace {
+
+HttpResponse Overloaded(const std::string& what) {
+  HttpResponse res = ErrorResponse(Status(StatusCode::kUnavailable, "overloaded", what));
+  res.set(http::field::retry_after, "1");
+  return res;
+}
+
+// Releases a reservation of request memory when it goes out of scope.
+struct Reservation {
+  std::atomic<std::size_t>* memory = nullptr;
+  std::size_t bytes = 0;
+  void Release() {
+    if (memory) memory->fetch_sub(bytes);
+    memory = nullptr;
+  }
+  ~Reservation() { Release(); }
+};
+
+}  // namespace
+
+HttpServer::HttpServer(asio::io_context& ioc, const tcp::endpoint& at, HttpServerOptions options,
+                       HttpHandler handler)
+    : ioc_(ioc), acceptor_(ioc), options_(std::move(options)), handler_(std::move(handler)) {
   acceptor_.open(at.protocol());
   acceptor_.set_option(asio::socket_base::reuse_address(true));
   acceptor_.bind(at);
@@ -25,7 +46,7 @@ unsigned short HttpServer::port() const { return acceptor_.local_endpoint().port
 void HttpServer::Start() { asio::co_spawn(strand_, Accept(), asio::detached); }
 
 void HttpServer::StopAccepting() {
-  stopping_->store(true);
+  state_->stopping.store(true);
   // On the acceptor's strand: never concurrently with the pending accept.
   asio::post(strand_, [this] {
     boost::system::error_code ec;
@@ -34,67 +55,110 @@ void HttpServer::StopAccepting() {
 }
 
 asio::awaitable<void> HttpServer::Accept() {
+  asio::steady_timer pause(strand_);
+  auto last_warning = std::chrono::steady_clock::time_point();
   for (;;) {
     boost::system::error_code ec;
     tcp::socket socket = co_await acceptor_.async_accept(
         asio::make_strand(ioc_), asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
       if (!acceptor_.is_open()) co_return;
-      continue;  // e.g. too many open files: try again
+      // Out of file descriptors (or another resource): pause rather than
+      // spin; connections in progress free some.
+      if (std::chrono::steady_clock::now() - last_warning > std::chrono::seconds(10)) {
+        last_warning = std::chrono::steady_clock::now();
+        spdlog::warn("cannot accept connections: {}; pausing", ec.message());
+      }
+      pause.expires_after(std::chrono::milliseconds(100));
+      co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      continue;
+    }
+    const std::size_t open = state_->connections.load();
+    if (open >= options_.max_connections + kOverflowConnections) {
+      state_->overloaded.fetch_add(1);
+      socket.close(ec);
+      continue;
     }
     auto executor = socket.get_executor();
-    asio::co_spawn(executor, Serve(std::move(socket)), asio::detached);
+    asio::co_spawn(executor, Serve(std::move(socket), open >= options_.max_connections),
+                   asio::detached);
   }
 }
 
-asio::awaitable<void> HttpServer::Serve(tcp::socket socket) {
-  connections_->fetch_add(1);
+asio::awaitable<void> HttpServer::Serve(tcp::socket socket, bool overflow) {
+  const std::shared_ptr<State> state = state_;
+  state->connections.fetch_add(1);
   struct Count {
-    std::shared_ptr<std::atomic<std::size_t>> c;
-    ~Count() { c->fetch_sub(1); }
-  } count{connections_};
+    std::shared_ptr<State> s;
+    ~Count() { s->connections.fetch_sub(1); }
+  } count{state};
   beast::tcp_stream stream(std::move(socket));
-  stream.socket().set_option(tcp::no_delay(true));
+  boost::system::error_code ec;
+  stream.socket().set_option(tcp::no_delay(true), ec);
   beast::flat_buffer buffer;
   for (;;) {
     http::request_parser<http::string_body> parser;
     parser.body_limit(options_.body_limit);
-    parser.header_limit(16 * 1024);
+    parser.header_limit(static_cast<std::uint32_t>(options_.header_limit));
     // Idle keep-alive connections wait up to idle_timeout for a request.
     stream.expires_after(buffer.size() ? options_.read_timeout : options_.idle_timeout);
-    boost::system::error_code ec;
-    co_await http::async_read(stream, buffer, parser,
-                              asio::redirect_error(asio::use_awaitable, ec));
+    co_await http::async_read_header(stream, buffer, parser,
+                                     asio::redirect_error(asio::use_awaitable, ec));
+    HttpResponse res;
+    bool close = false;
+    Reservation reserved;
+    if (!ec) {
+      const bool health = parser.get().target() == options_.health_path;
+      // What the body will hold: its declared length, or the limit.
+      const std::size_t body = parser.content_length()
+                                   ? static_cast<std::size_t>(*parser.content_length())
+                                   : (parser.chunked() ? options_.body_limit : 0);
+      const std::size_t need = std::min(body, options_.body_limit) * kMemoryPerBodyByte;
+      if (overflow && !health) {
+        res = Overloaded("the server has " + std::to_string(options_.max_connections) +
+                         " connections open, its limit; try again");
+        close = true;
+      } else if (need > 0 &&
+                 state->memory.fetch_add(need) + need > options_.max_request_memory) {
+        state->memory.fetch_sub(need);
+        res = Overloaded("the server holds as many request bodies as it may; try again");
+        close = true;
+      } else {
+        reserved.memory = &state->memory;
+        reserved.bytes = need;
+        stream.expires_after(options_.read_timeout);
+        co_await http::async_read(stream, buffer, parser,
+                                  asio::redirect_error(asio::use_awaitable, ec));
+      }
+      if (close) state->overloaded.fetch_add(1);
+    }
     if (ec == http::error::end_of_stream || ec == beast::error::timeout) break;
     if (ec) {
-      HttpResponse res;
-      ApiError error{400, "bad_request", "cannot parse the HTTP request: " + ec.message(), ""};
-      if (ec == http::error::body_limit) {
-        error = {413, "body_too_large",
-                 "the request body is over the server's limit of " +
-                     std::to_string(options_.body_limit) + " bytes", ""};
+      Status error = ec == http::error::body_limit
+                         ? Status::TooLarge("body_too_large",
+                                            "the request body is over the server's limit of " +
+                                                std::to_string(options_.body_limit) + " bytes")
+                         : Status::Invalid("bad_request",
+                                           "cannot parse the HTTP request: " + ec.message());
+      res = ErrorResponse(error);
+      close = true;
+    } else if (!close) {
+      {
+        HttpRequest req = parser.release();
+        res = co_await handler_(req);
+        res.version(req.version());
+        close = !req.keep_alive() || overflow;
       }
-      res.result(error.http_status);
-      res.version(11);
-      res.set(http::field::content_type, "application/json");
-      res.body() = ErrorBody(error);
-      res.keep_alive(false);
-      res.prepare_payload();
-      stream.expires_after(options_.read_timeout);
-      co_await http::async_write(stream, res, asio::redirect_error(asio::use_awaitable, ec));
-      break;
+      // The body is gone: its memory is free before the answer is sent.
+      reserved.Release();
     }
-    HttpRequest req = parser.release();
-    HttpResponse res = co_await handler_(req);
-    res.version(req.version());
-    res.keep_alive(req.keep_alive() && !stopping_->load());
+    res.keep_alive(!close && !state->stopping.load());
     res.prepare_payload();
     stream.expires_after(options_.read_timeout);
     co_await http::async_write(stream, res, asio::redirect_error(asio::use_awaitable, ec));
     if (ec || !res.keep_alive()) break;
   }
-  boost::system::error_code ignored;
-  stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  stream.socket().shutdown(tcp::socket::shutdown_send, ec);
 }
 
 }  // namespace tickwheel::server

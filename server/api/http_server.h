@@ -1,33 +1,49 @@
-// HttpServer: HTTP/1.1 on Boost.Beast with keep-alive, a bounded request
-// size and timeouts; each request is handed to a coroutine handler.
+// HttpServer: HTTP/1.1 on Boost.Beast with keep-alive, timeouts, and limits
+// on connections, request sizes and the memory requests hold; each request
+// is handed to a coroutine handler.
 #ifndef TICKWHEEL_SERVER_API_HTTP_SERVER_H_
 #define TICKWHEEL_SERVER_API_HTTP_SERVER_H_
 
 #include <atomic>
 #include <boost/asio.hpp>
-#include <boost/beast/http.hpp>
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <string>
+
+#include "api/http_response.h"
 
 namespace tickwheel::server {
 
-using HttpRequest = boost::beast::http::request<boost::beast::http::string_body>;
-using HttpResponse = boost::beast::http::response<boost::beast::http::string_body>;
-using HttpHandler =
-    std::function<boost::asio::awaitable<HttpResponse>(HttpRequest&)>;
+using HttpHandler = std::function<boost::asio::awaitable<HttpResponse>(HttpRequest&)>;
 
 struct HttpServerOptions {
-  std::size_t body_limit = 16 * 1024 * 1024;  // bytes per request body
+  std::size_t body_limit = 8 * 1024 * 1024;  // bytes per request body
+  std::size_t header_limit = 16 * 1024;      // bytes of request line and headers
+  std::size_t max_connections = 10'000;
+  // What the requests being served may hold at once: each reserves its body
+  // size times kMemoryPerBodyByte (the body and its JSON tree).
+  std::size_t max_request_memory = 256 * 1024 * 1024;
   std::chrono::milliseconds read_timeout{std::chrono::seconds(30)};
   std::chrono::milliseconds idle_timeout{std::chrono::seconds(60)};
+  // Answered even over the limits (a health check must see a busy server).
+  std::string health_path = "/healthz";
 };
 
+// Over max_connections, up to kOverflowConnections more are accepted to
+// answer one request each: the health path normally, anything else 503
+// "overloaded"; beyond them a connection is closed at once. A request whose
+// body does not fit in what is left of max_request_memory is answered 503
+// before its body is read. A body over body_limit is answered 413. When the
+// process is out of file descriptors, accepting pauses instead of spinning.
+//
 // Thread safety: runs on the io_context it is given (any number of
 // threads); each connection is served by one coroutine on its own strand.
-// A body over the limit is answered 413 and the connection is closed.
 class HttpServer {
  public:
+  static constexpr std::size_t kOverflowConnections = 64;
+  static constexpr std::size_t kMemoryPerBodyByte = 7;
+
   // Binds and listens; throws boost::system::system_error if it cannot.
   HttpServer(boost::asio::io_context& ioc, const boost::asio::ip::tcp::endpoint& at,
              HttpServerOptions options, HttpHandler handler);
@@ -36,23 +52,31 @@ class HttpServer {
   // Closes the listening socket; open connections finish their current
   // request and close. Any thread.
   void StopAccepting();
-  std::size_t open_connections() const { return connections_->load(); }
+  std::size_t open_connections() const { return state_->connections.load(); }
+  std::size_t reserved_memory() const { return state_->memory.load(); }
+  // Requests and connections answered 503 or closed because of a limit.
+  std::uint64_t overloaded() const { return state_->overloaded.load(); }
   unsigned short port() const;
 
  private:
+  // Shared with the connections' coroutines, which may outlive a stop.
+  struct State {
+    std::atomic<std::size_t> connections{0};
+    std::atomic<std::size_t> memory{0};
+    std::atomic<bool> stopping{false};
+    std::atomic<std::uint64_t> overloaded{0};
+  };
+
   boost::asio::awaitable<void> Accept();
-  boost::asio::awaitable<void> Serve(boost::asio::ip::tcp::socket socket);
+  boost::asio::awaitable<void> Serve(boost::asio::ip::tcp::socket socket, bool overflow);
 
   boost::asio::io_context& ioc_;
   boost::asio::strand<boost::asio::io_context::executor_type> strand_{
       boost::asio::make_strand(ioc_)};
   boost::asio::ip::tcp::acceptor acceptor_;
-  HttpServerOptions options_;
-  HttpHandler handler_;
-  std::shared_ptr<std::atomic<std::size_t>> connections_ =
-      std::make_shared<std::atomic<std::size_t>>(0);
-  std::shared_ptr<std::atomic<bool>> stopping_ =
-      std::make_shared<std::atomic<bool>>(false);
+  const HttpServerOptions options_;
+  const HttpHandler handler_;
+  const std::shared_ptr<State> state_ = std::make_shared<State>();
 };
 
 }  // namespace tickwheel::server

@@ -2,25 +2,23 @@
 
 #include <boost/json.hpp>
 #include <algorithm>
+#include <array>
+#include <cctype>
 #include <set>
 
-#include "delivery/http_url.h"
+#include "api/json_body.h"
+#include "common/sha256.h"
+#include "timer/http_url.h"
+#include "timer/target.h"
 
 namespace tickwheel::server {
 
 namespace json = boost::json;
 
-std::string ErrorBody(const ApiError& e) {
-  json::object err{{"code", e.code}, {"message", e.message}};
-  if (!e.field.empty()) err["field"] = e.field;
-  return json::serialize(json::object{{"error", std::move(err)}});
-}
-
 namespace {
 
-ApiError Bad(std::string code, std::string field, std::string message,
-             int status = 400) {
-  return ApiError{status, std::move(code), std::move(message), std::move(field)};
+Status Bad(std::string reason, std::string field, std::string message) {
+  return Status::Invalid(std::move(reason), std::move(message), std::move(field));
 }
 
 std::string Name(std::string_view prefix, std::string_view key) {
@@ -41,9 +39,9 @@ const char* KindName(const json::value& v) {
   return "?";
 }
 
-// Likely typos of known fields, to suggest the right name.
 using Known = std::initializer_list<std::string_view>;
 
+// A likely typo of a known field, to suggest the right name.
 std::string Suggest(std::string_view key, Known known) {
   for (std::string_view k : known) {
     if (key.size() >= 3 && k.substr(0, 3) == key.substr(0, 3)) {
@@ -53,46 +51,42 @@ std::string Suggest(std::string_view key, Known known) {
   return "";
 }
 
-std::optional<ApiError> CheckFields(const json::object& obj, Known known,
-                                    std::string_view prefix) {
+Status CheckFields(const json::object& obj, Known known, std::string_view prefix) {
   for (const auto& kv : obj) {
     const std::string_view key = kv.key();
     if (std::find(known.begin(), known.end(), key) == known.end()) {
       std::string list;
       for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
       return Bad("unknown_field", Name(prefix, key),
-                 "unknown field \"" + Name(prefix, key) + "\"" +
-                     Suggest(key, known) + "; known fields: " + list);
+                 "unknown field \"" + Name(prefix, key) + "\"" + Suggest(key, known) +
+                     "; known fields: " + list);
     }
   }
-  return std::nullopt;
+  return Status::Ok();
 }
 
 // An integer field; nullopt if absent. Rejects fractions and non-numbers.
-ApiResult<std::optional<std::int64_t>> Integer(const json::object& obj,
-                                               std::string_view key,
-                                               std::string_view prefix) {
+Result<std::optional<std::int64_t>> Integer(const json::object& obj, std::string_view key,
+                                            std::string_view prefix) {
   const json::value* v = obj.if_contains(key);
   if (v == nullptr) return std::optional<std::int64_t>();
   if (v->is_int64()) return std::optional<std::int64_t>(v->as_int64());
   if (v->is_uint64()) {
-    return Bad("out_of_range", Name(prefix, key),
-               Name(prefix, key) + " is too large");
+    return Status::Invalid("out_of_range", Name(prefix, key) + " is too large", Name(prefix, key));
   }
   return Bad("invalid_type", Name(prefix, key),
              Name(prefix, key) + " must be an integer, not " + KindName(*v));
 }
 
 // delay_ms | fire_at_ms -> absolute fire time.
-ApiResult<std::int64_t> FireTime(const json::object& obj,
-                                 const ApiLimits& limits, std::int64_t now_ms,
-                                 std::string_view prefix) {
+Result<std::int64_t> FireTime(const json::object& obj, const ApiLimits& limits,
+                              std::int64_t now_ms, std::string_view prefix) {
   auto delay = Integer(obj, "delay_ms", prefix);
-  if (auto* e = std::get_if<ApiError>(&delay)) return *e;
+  if (!delay.ok()) return delay.status();
   auto at = Integer(obj, "fire_at_ms", prefix);
-  if (auto* e = std::get_if<ApiError>(&at)) return *e;
-  const auto& d = std::get<0>(delay);
-  const auto& a = std::get<0>(at);
+  if (!at.ok()) return at.status();
+  const std::optional<std::int64_t>& d = *delay;
+  const std::optional<std::int64_t>& a = *at;
   if (d && a) {
     return Bad("conflicting_fields", Name(prefix, "delay_ms"),
                "give either delay_ms or fire_at_ms, not both");
@@ -127,8 +121,74 @@ ApiResult<std::int64_t> FireTime(const json::object& obj,
   return std::max(*a, now_ms);  // the past fires now
 }
 
-std::optional<ApiError> ParseTarget(const json::value* v, std::string_view prefix,
-                                    const ApiLimits& limits, TimerSpec& spec) {
+bool IsTokenChar(char c) {  // RFC 9110 tchar
+  return std::isalnum(static_cast<unsigned char>(c)) ||
+         std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Headers a target may not set: hop-by-hop and framing headers, and those
+// the server sets itself on every attempt.
+constexpr std::array<std::string_view, 14> kReservedHeaders = {
+    "connection", "keep-alive", "proxy-connection", "transfer-encoding", "te",
+    "trailer", "upgrade", "content-length", "host", "content-type",
+    "idempotency-key", "webhook-id", "webhook-timestamp", "webhook-signature"};
+
+Status ParseHeaders(const json::value& v, const std::string& field, TimerSpec& spec) {
+  if (!v.is_object()) {
+    return Bad("invalid_type", field, field + " must be an object of strings, not " + KindName(v));
+  }
+  const json::object& headers = v.as_object();
+  if (headers.size() > kMaxTargetHeaders) {
+    return Bad("out_of_range", field,
+               field + " has " + std::to_string(headers.size()) + " headers; at most " +
+                   std::to_string(kMaxTargetHeaders));
+  }
+  std::size_t bytes = 0;
+  std::set<std::string> seen;
+  for (const auto& kv : headers) {
+    const std::string name(kv.key());
+    const std::string named = field + "." + name;
+    if (name.empty() || !std::all_of(name.begin(), name.end(), IsTokenChar)) {
+      return Bad("invalid_value", named, "\"" + name + "\" is not a header name");
+    }
+    const std::string lower = Lower(name);
+    if (std::find(kReservedHeaders.begin(), kReservedHeaders.end(), lower) !=
+        kReservedHeaders.end()) {
+      return Bad("reserved_header", named,
+                 "header " + name +
+                     " cannot be set by a target (hop-by-hop, framing, or set by the server)");
+    }
+    if (!seen.insert(lower).second) {
+      return Bad("invalid_value", named, "header " + name + " is given twice");
+    }
+    if (!kv.value().is_string()) {
+      return Bad("invalid_type", named, named + " must be a string, not " + KindName(kv.value()));
+    }
+    const json::string& value = kv.value().as_string();
+    for (char c : value) {
+      if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f) {
+        return Bad("invalid_value", named, "the value of header " + name +
+                                               " has a control character (CR, LF, ...)");
+      }
+    }
+    bytes += name.size() + value.size();
+    if (bytes > kMaxTargetHeaderBytes) {
+      return Bad("out_of_range", field,
+                 field + " is over " + std::to_string(kMaxTargetHeaderBytes) + " bytes");
+    }
+    spec.headers.emplace_back(name, std::string(value));
+  }
+  return Status::Ok();
+}
+
+Status ParseTarget(const json::value* v, std::string_view prefix, const ApiLimits& limits,
+                   TimerSpec& spec) {
   const std::string field = Name(prefix, "target");
   if (v == nullptr) {
     return Bad("missing_field", field,
@@ -138,7 +198,7 @@ std::optional<ApiError> ParseTarget(const json::value* v, std::string_view prefi
     return Bad("invalid_type", field, field + " must be an object, not " + KindName(*v));
   }
   const json::object& t = v->as_object();
-  if (auto e = CheckFields(t, {"url", "nats"}, field + ".")) return e;
+  if (Status s = CheckFields(t, {"url", "nats", "headers"}, field + "."); !s.ok()) return s;
   if (t.contains("url") && t.contains("nats")) {
     return Bad("conflicting_fields", field + ".url",
                field + " takes either url or nats, not both");
@@ -150,49 +210,53 @@ std::optional<ApiError> ParseTarget(const json::value* v, std::string_view prefi
     }
     if (!limits.nats_enabled) {
       return Bad("unsupported_target", field + ".nats",
-                 "this server was started without --nats: NATS targets are not "
-                 "available; use an http:// url");
+                 "this server was started without --nats: NATS targets are not available; "
+                 "use an http:// url");
     }
-    if (auto error = NatsSubjectError(nats->as_string())) {
-      return Bad("invalid_value", field + ".nats", field + ".nats: " + *error);
+    if (t.contains("headers")) {
+      return Bad("conflicting_fields", field + ".headers", "headers apply to url targets only");
     }
-    spec.url = std::string(kNatsPrefix) + std::string(nats->as_string());
-    return std::nullopt;
+    if (Status s = CheckNatsSubject(nats->as_string()); !s.ok()) {
+      return Bad(s.reason(), field + ".nats", field + ".nats: " + s.message());
+    }
+    spec.target = std::string(kNatsPrefix) + std::string(nats->as_string());
+    return Status::Ok();
   }
   const json::value* url = t.if_contains("url");
-  if (url == nullptr) {
-    return Bad("missing_field", field + ".url", field + " needs a url");
-  }
+  if (url == nullptr) return Bad("missing_field", field + ".url", field + " needs a url");
   if (!url->is_string()) {
-    return Bad("invalid_type", field + ".url",
-               field + ".url must be a string, not " + KindName(*url));
+    return Bad("invalid_type", field + ".url", field + ".url must be a string, not " + KindName(*url));
   }
-  std::string error;
-  bool unsupported = false;
   const std::string_view text = url->as_string();
   if (text.size() > 2048) {
     return Bad("invalid_value", field + ".url", field + ".url is longer than 2048 characters");
   }
-  if (!ParseHttpUrl(text, &error, &unsupported)) {
-    return Bad(unsupported ? "unsupported_target" : "invalid_value",
-               field + ".url", field + ".url: " + error);
+  Result<HttpUrl> parsed = ParseHttpUrl(text);
+  if (!parsed.ok()) {
+    return Bad(parsed.status().reason(), field + ".url", field + ".url: " + parsed.status().message());
   }
-  spec.url = std::string(text);
-  return std::nullopt;
+  if (parsed->tls && !limits.https_enabled) {
+    return Bad("unsupported_target", field + ".url",
+               field + ".url: https:// targets are not supported by this server");
+  }
+  if (const json::value* headers = t.if_contains("headers")) {
+    if (Status s = ParseHeaders(*headers, field + ".headers", spec); !s.ok()) return s;
+  }
+  spec.target = std::string(text);
+  return Status::Ok();
 }
 
-std::optional<ApiError> ParseRetry(const json::value* v, std::string_view prefix,
-                                   TimerSpec& spec) {
-  if (v == nullptr) return std::nullopt;
+Status ParseRetry(const json::value* v, std::string_view prefix, TimerSpec& spec) {
+  if (v == nullptr) return Status::Ok();
   const std::string field = Name(prefix, "retry");
   if (!v->is_object()) {
     return Bad("invalid_type", field, field + " must be an object, not " + KindName(*v));
   }
   const json::object& r = v->as_object();
-  if (auto e = CheckFields(r, {"max_attempts", "backoff_ms"}, field + ".")) return e;
+  if (Status s = CheckFields(r, {"max_attempts", "backoff_ms"}, field + "."); !s.ok()) return s;
   auto attempts = Integer(r, "max_attempts", field + ".");
-  if (auto* e = std::get_if<ApiError>(&attempts)) return *e;
-  if (auto a = std::get<0>(attempts)) {
+  if (!attempts.ok()) return attempts.status();
+  if (const auto& a = *attempts) {
     if (*a < 1 || *a > 100) {
       return Bad("out_of_range", field + ".max_attempts",
                  field + ".max_attempts must be 1..100, not " + std::to_string(*a));
@@ -200,76 +264,48 @@ std::optional<ApiError> ParseRetry(const json::value* v, std::string_view prefix
     spec.max_attempts = static_cast<std::uint32_t>(*a);
   }
   auto backoff = Integer(r, "backoff_ms", field + ".");
-  if (auto* e = std::get_if<ApiError>(&backoff)) return *e;
-  if (auto b = std::get<0>(backoff)) {
+  if (!backoff.ok()) return backoff.status();
+  if (const auto& b = *backoff) {
     if (*b < 1 || *b > 24LL * 3600 * 1000) {
       return Bad("out_of_range", field + ".backoff_ms",
-                 field + ".backoff_ms must be 1..86400000 (a day), not " +
-                     std::to_string(*b));
+                 field + ".backoff_ms must be 1..86400000 (a day), not " + std::to_string(*b));
     }
     spec.backoff_ms = static_cast<std::uint32_t>(*b);
   }
-  return std::nullopt;
+  return Status::Ok();
 }
 
 }  // namespace
 
-std::optional<std::string> NatsSubjectError(std::string_view subject) {
-  if (subject.empty() || subject.size() > 256) return "must be 1..256 characters";
-  if (subject.front() == '.' || subject.back() == '.' ||
-      subject.find("..") != std::string_view::npos) {
-    return "has an empty token (leading, trailing or double '.')";
-  }
-  for (char c : subject) {
-    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) return "contains a space or control character";
-    if (c == '*' || c == '>') return "contains a wildcard ('*' or '>'); publish to one subject";
-  }
-  return std::nullopt;
-}
-
-std::optional<ApiError> ValidateId(std::string_view id, std::string_view field) {
+Status ValidateId(std::string_view id, std::string_view field) {
   if (id.empty() || id.size() > kMaxIdLength) {
     return Bad("invalid_id", std::string(field),
                std::string(field) + " must be 1.." + std::to_string(kMaxIdLength) +
                    " characters long, not " + std::to_string(id.size()));
   }
   for (char c : id) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                    (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '~' ||
-                    c == '-';
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '_' || c == '~' || c == '-';
     if (!ok) {
       return Bad("invalid_id", std::string(field),
                  std::string(field) +
-                     " may only contain letters, digits and . _ ~ - (found a "
-                     "forbidden character)");
+                     " may only contain letters, digits and . _ ~ - (found a forbidden character)");
     }
   }
-  return std::nullopt;
+  return Status::Ok();
 }
 
-ApiResult<json::value> ParseJsonBody(std::string_view body) {
-  boost::system::error_code ec;
-  json::parse_options options;
-  options.max_depth = 64;
-  json::value v = json::parse(body, ec, {}, options);
-  if (ec) {
-    return Bad("invalid_json", "", "the body is not valid JSON: " + ec.message());
-  }
-  return v;
-}
-
-ApiResult<TimerSpec> ParseTimerSpec(const json::value& body,
-                                    const ApiLimits& limits, std::int64_t now_ms,
-                                    std::string_view prefix) {
+Result<TimerSpec> ParseTimerSpec(const json::value& body, const ApiLimits& limits,
+                                 std::int64_t now_ms, std::string_view prefix) {
   if (!body.is_object()) {
     return Bad("invalid_type", std::string(prefix),
                "a timer must be a JSON object, not " + std::string(KindName(body)));
   }
   const json::object& obj = body.as_object();
-  if (auto e = CheckFields(
-          obj, {"id", "delay_ms", "fire_at_ms", "payload", "target", "retry"},
-          prefix)) {
-    return *e;
+  if (Status s = CheckFields(obj, {"id", "delay_ms", "fire_at_ms", "payload", "target", "retry"},
+                             prefix);
+      !s.ok()) {
+    return s;
   }
   TimerSpec spec;
   spec.max_attempts = limits.default_max_attempts;
@@ -279,35 +315,33 @@ ApiResult<TimerSpec> ParseTimerSpec(const json::value& body,
       return Bad("invalid_type", Name(prefix, "id"),
                  Name(prefix, "id") + " must be a string, not " + KindName(*id));
     }
-    if (auto e = ValidateId(id->as_string(), Name(prefix, "id"))) return *e;
+    if (Status s = ValidateId(id->as_string(), Name(prefix, "id")); !s.ok()) return s;
     spec.id = std::string(id->as_string());
   }
-  auto fire = FireTime(obj, limits, now_ms, prefix);
-  if (auto* e = std::get_if<ApiError>(&fire)) return *e;
-  spec.fire_at_ms = std::get<0>(fire);
-  if (auto e = ParseTarget(obj.if_contains("target"), prefix, limits, spec)) return *e;
-  if (auto e = ParseRetry(obj.if_contains("retry"), prefix, spec)) return *e;
+  Result<std::int64_t> fire = FireTime(obj, limits, now_ms, prefix);
+  if (!fire.ok()) return fire.status();
+  spec.fire_at_ms = *fire;
+  if (Status s = ParseTarget(obj.if_contains("target"), prefix, limits, spec); !s.ok()) return s;
+  if (Status s = ParseRetry(obj.if_contains("retry"), prefix, spec); !s.ok()) return s;
   if (const json::value* p = obj.if_contains("payload")) {
     spec.payload = json::serialize(*p);
     if (spec.payload.size() > limits.payload_limit) {
-      return Bad("payload_too_large", Name(prefix, "payload"),
-                 Name(prefix, "payload") + " is " + std::to_string(spec.payload.size()) +
-                     " bytes; the limit is " + std::to_string(limits.payload_limit),
-                 413);
+      return Status::TooLarge("payload_too_large",
+                              Name(prefix, "payload") + " is " +
+                                  std::to_string(spec.payload.size()) +
+                                  " bytes; the limit is " + std::to_string(limits.payload_limit),
+                              Name(prefix, "payload"));
     }
   }
-  spec.request_hash = std::hash<std::string>{}(json::serialize(body));
+  spec.digest = Sha256(CanonicalJson(body));
   return spec;
 }
 
-ApiResult<std::vector<TimerSpec>> ParseBatch(const json::value& body,
-                                             const ApiLimits& limits,
-                                             std::int64_t now_ms) {
-  if (!body.is_object()) {
-    return Bad("invalid_type", "", "a batch must be {\"timers\": [...]}");
-  }
+Result<std::vector<TimerSpec>> ParseBatch(const json::value& body, const ApiLimits& limits,
+                                          std::int64_t now_ms) {
+  if (!body.is_object()) return Bad("invalid_type", "", "a batch must be {\"timers\": [...]}");
   const json::object& obj = body.as_object();
-  if (auto e = CheckFields(obj, {"timers"}, "")) return *e;
+  if (Status s = CheckFields(obj, {"timers"}, ""); !s.ok()) return s;
   const json::value* timers = obj.if_contains("timers");
   if (timers == nullptr || !timers->is_array()) {
     return Bad(timers ? "invalid_type" : "missing_field", "timers",
@@ -316,20 +350,20 @@ ApiResult<std::vector<TimerSpec>> ParseBatch(const json::value& body,
   const json::array& arr = timers->as_array();
   if (arr.empty()) return Bad("invalid_value", "timers", "timers is empty");
   if (arr.size() > limits.max_batch) {
-    return Bad("batch_too_large", "timers",
-               "timers has " + std::to_string(arr.size()) +
-                   " entries; the limit is " + std::to_string(limits.max_batch),
-               413);
+    return Status::TooLarge("batch_too_large",
+                            "timers has " + std::to_string(arr.size()) +
+                                " entries; the limit is " + std::to_string(limits.max_batch),
+                            "timers");
   }
   std::vector<TimerSpec> specs;
   specs.reserve(arr.size());
-  std::set<std::string_view> ids;
   for (std::size_t i = 0; i < arr.size(); ++i) {
     const std::string prefix = "timers[" + std::to_string(i) + "].";
-    auto spec = ParseTimerSpec(arr[i], limits, now_ms, prefix);
-    if (auto* e = std::get_if<ApiError>(&spec)) return *e;
-    specs.push_back(std::move(std::get<0>(spec)));
+    Result<TimerSpec> spec = ParseTimerSpec(arr[i], limits, now_ms, prefix);
+    if (!spec.ok()) return spec.status();
+    specs.push_back(std::move(*spec));
   }
+  std::set<std::string_view> ids;
   for (std::size_t i = 0; i < specs.size(); ++i) {
     if (specs[i].id && !ids.insert(*specs[i].id).second) {
       return Bad("duplicate_id", "timers[" + std::to_string(i) + "].id",
@@ -339,15 +373,26 @@ ApiResult<std::vector<TimerSpec>> ParseBatch(const json::value& body,
   return specs;
 }
 
-ApiResult<std::int64_t> ParseReschedule(const json::value& body,
-                                        const ApiLimits& limits,
-                                        std::int64_t now_ms) {
+Result<std::int64_t> ParseReschedule(const json::value& body, const ApiLimits& limits,
+                                     std::int64_t now_ms) {
   if (!body.is_object()) {
     return Bad("invalid_type", "", "the body must be {\"delay_ms\": N} or {\"fire_at_ms\": T}");
   }
   const json::object& obj = body.as_object();
-  if (auto e = CheckFields(obj, {"delay_ms", "fire_at_ms"}, "")) return *e;
+  if (Status s = CheckFields(obj, {"delay_ms", "fire_at_ms"}, ""); !s.ok()) return s;
   return FireTime(obj, limits, now_ms, "");
+}
+
+bool SameCreate(const TimerRecord& existing, const TimerSpec& spec) {
+  if (existing.digest_kind == DigestKind::kSha256) return existing.digest == spec.digest;
+  // Stored before digests were stable: what can still be compared.
+  if (existing.target != spec.target || existing.max_attempts != spec.max_attempts ||
+      existing.backoff_ms != spec.backoff_ms) {
+    return false;
+  }
+  Result<json::value> stored = ParseJsonBody(existing.payload);
+  Result<json::value> asked = ParseJsonBody(spec.payload);
+  return stored.ok() && asked.ok() && CanonicalJson(*stored) == CanonicalJson(*asked);
 }
 
 }  // namespace tickwheel::server

@@ -4,12 +4,13 @@
 
 #include <boost/json/value.hpp>
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "api/api_error.h"
+#include "common/status.h"
+#include "timer/timer_record.h"
+#include "timer/timer_state_machine.h"
 
 namespace tickwheel::server {
 
@@ -20,50 +21,34 @@ struct ApiLimits {
   std::uint32_t default_max_attempts = 10;
   std::uint32_t default_backoff_ms = 1000;
   bool nats_enabled = false;  // the server was started with --nats
+  bool https_enabled = false;  // the webhook client can make TLS connections
 };
-
-// Targets are stored as a string: the webhook URL, or kNatsPrefix + subject.
-inline constexpr std::string_view kNatsPrefix = "nats:";
 
 inline constexpr std::size_t kMaxIdLength = 128;
-
-// A validated create request.
-struct TimerSpec {
-  std::optional<std::string> id;
-  std::int64_t fire_at_ms = 0;  // absolute; past times were clamped to now
-  std::string url;                // the target (see kNatsPrefix)
-  std::string payload = "null";  // serialized JSON
-  std::uint32_t max_attempts = 1;
-  std::uint32_t backoff_ms = 0;
-  std::uint64_t request_hash = 0;  // of the body, for idempotent creates
-};
+inline constexpr std::size_t kMaxTargetHeaders = 16;
+inline constexpr std::size_t kMaxTargetHeaderBytes = 8 * 1024;  // names and values
 
 // Ids: 1..128 characters of [A-Za-z0-9._~-]. `field` names it in errors.
-std::optional<ApiError> ValidateId(std::string_view id, std::string_view field);
+Status ValidateId(std::string_view id, std::string_view field);
 
-// Parses a request body; on failure a 400 "invalid_json" naming the offset.
-ApiResult<boost::json::value> ParseJsonBody(std::string_view body);
+// One timer of POST /v1/timers or of a batch; `prefix` prefixes field names
+// in errors ("" or "timers[3]."). `now_ms` is the wall clock at receipt. The
+// spec's digest is the SHA-256 of the timer's canonical JSON, so a repeated
+// create matches whatever its key order and spacing.
+Result<TimerSpec> ParseTimerSpec(const boost::json::value& body, const ApiLimits& limits,
+                                 std::int64_t now_ms, std::string_view prefix = "");
 
-// One timer of POST /v1/timers or of a batch; `field` prefixes field names
-// in errors ("" or "timers[3]."). `now_ms` is the wall clock at receipt.
-ApiResult<TimerSpec> ParseTimerSpec(const boost::json::value& body,
-                                    const ApiLimits& limits,
-                                    std::int64_t now_ms,
-                                    std::string_view field = "");
-
-// The body of POST /v1/timers:batch: {"timers": [ ... ]}.
-ApiResult<std::vector<TimerSpec>> ParseBatch(const boost::json::value& body,
-                                             const ApiLimits& limits,
-                                             std::int64_t now_ms);
-
-// A JetStream subject to publish to: tokens of printable characters
-// separated by '.', no wildcards, at most 256 characters. nullopt if valid.
-std::optional<std::string> NatsSubjectError(std::string_view subject);
+// The body of POST /v1/timers:batch: {"timers": [ ... ]}; ids unique.
+Result<std::vector<TimerSpec>> ParseBatch(const boost::json::value& body,
+                                          const ApiLimits& limits, std::int64_t now_ms);
 
 // The body of PATCH /v1/timers/{id}: the new absolute fire time.
-ApiResult<std::int64_t> ParseReschedule(const boost::json::value& body,
-                                        const ApiLimits& limits,
-                                        std::int64_t now_ms);
+Result<std::int64_t> ParseReschedule(const boost::json::value& body, const ApiLimits& limits,
+                                     std::int64_t now_ms);
+
+// A create of `spec` for an `existing` timer with its id is a repeat of the
+// request that made it (answered 200) rather than a different one (409).
+bool SameCreate(const TimerRecord& existing, const TimerSpec& spec);
 
 }  // namespace tickwheel::server
 

@@ -1,17 +1,42 @@
 #include "delivery/dispatcher.h"
 
-#include <algorithm>
-#include <cmath>
-#include <memory>
+#include <spdlog/spdlog.h>
 
-#include "api/timer_request.h"
-#include "wall_clock.h"
+#include <algorithm>
+#include <map>
+
+#include "timer/target.h"
+#include "timer/timer_state_machine.h"
 
 namespace tickwheel::server {
+namespace {
+
+constexpr std::chrono::milliseconds kFirstStoreRetry{250};
+constexpr std::chrono::milliseconds kLastStoreRetry{10'000};
+
+// Splits `entries` by shard, in chunks of at most `chunk`: a fenced write
+// is about one shard, so losing one shard fails no other's.
+template <typename T, typename IdOf>
+std::vector<std::vector<T>> ByShard(std::vector<T> items, const TimerStore& store,
+                                    std::size_t chunk, IdOf id_of) {
+  std::map<int, std::vector<T>> shards;
+  for (T& item : items) shards[store.ShardOf(id_of(item))].push_back(std::move(item));
+  std::vector<std::vector<T>> out;
+  for (auto& [shard, list] : shards) {
+    for (std::size_t from = 0; from < list.size(); from += chunk) {
+      const auto first = list.begin() + static_cast<std::ptrdiff_t>(from);
+      const auto last = list.begin() + static_cast<std::ptrdiff_t>(std::min(list.size(), from + chunk));
+      out.emplace_back(std::make_move_iterator(first), std::make_move_iterator(last));
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 std::string DeliveryBody(const TimerRecord& r) {
-  // Ids are restricted to [A-Za-z0-9._~-] (see api/timer_request.h), so
-  // they need no escaping; the payload is stored as serialized JSON.
+  // Ids are restricted to [A-Za-z0-9._~-] (api/timer_request.h), so they
+  // need no escaping; the payload is stored as serialized JSON.
   std::string body;
   body.reserve(64 + r.id.size() + r.payload.size());
   body += "{\"id\":\"";
@@ -26,200 +51,289 @@ std::string DeliveryBody(const TimerRecord& r) {
   return body;
 }
 
-Dispatcher::Dispatcher(TimerStore& store, Scheduler& scheduler,
+Dispatcher::Dispatcher(TimerStore& store, Scheduler& scheduler, ServerClock& clock,
                        WebhookClient& client, NatsPublisher* nats, Metrics& metrics)
-    : store_(store), scheduler_(scheduler), client_(client), nats_(nats), metrics_(metrics) {}
+    : store_(store),
+      scheduler_(scheduler),
+      clock_(clock),
+      client_(client),
+      nats_(nats),
+      metrics_(metrics),
+      timers_(TimerServiceOptions{.clock = &clock.steady()}) {}
+
+Dispatcher::~Dispatcher() { Stop(); }
+
+void Dispatcher::Stop() {
+  if (stopped_.exchange(true)) return;
+  timers_.Stop();
+}
+
+std::chrono::milliseconds Dispatcher::NextStoreRetryDelay() {
+  internal::MutexLock lock(outcomes_mutex_);
+  store_retry_delay_ = std::clamp(store_retry_delay_ * 2, kFirstStoreRetry, kLastStoreRetry);
+  return store_retry_delay_;
+}
+
+void Dispatcher::Done(const std::string& id) {
+  scheduler_.Finish(id);
+  in_flight_.fetch_sub(1);
+}
 
 void Dispatcher::OnFired(std::vector<DueEntry> due) {
-  // Claims are written in chunks: one atomic write per chunk.
-  constexpr std::size_t kChunk = 128;
-  for (std::size_t from = 0; from < due.size(); from += kChunk) {
-    const std::size_t to = std::min(due.size(), from + kChunk);
-    auto entries = std::make_shared<std::vector<DueEntry>>(
-        std::make_move_iterator(due.begin() + static_cast<std::ptrdiff_t>(from)),
-        std::make_move_iterator(due.begin() + static_cast<std::ptrdiff_t>(to)));
-    ClaimChunk(std::move(entries));
+  in_flight_.fetch_add(static_cast<std::int64_t>(due.size()));
+  for (auto& chunk : ByShard(std::move(due), store_, kClaimChunk,
+                             [](const DueEntry& e) -> const std::string& { return e.id; })) {
+    ClaimChunk(std::move(chunk));
   }
 }
 
-void Dispatcher::ClaimChunk(std::shared_ptr<std::vector<DueEntry>> entries) {
-  enum class Outcome { kStale, kNotYet, kClaimed };
-  struct Claim {
-    Outcome outcome = Outcome::kStale;
-    bool recovered = false;
+void Dispatcher::ClaimChunk(std::vector<DueEntry> chunk) {
+  enum class Kind { kStale, kNotYet, kClaimed, kRecovered, kNoNats, kUnreadable };
+  struct Claimed {
+    Kind kind = Kind::kStale;
     TimerRecord record;
   };
-  auto claims = std::make_shared<std::vector<Claim>>(entries->size());
+  auto entries = std::make_shared<std::vector<DueEntry>>(std::move(chunk));
+  auto claims = std::make_shared<std::vector<Claimed>>(entries->size());
   std::vector<std::string> ids;
   ids.reserve(entries->size());
   for (const DueEntry& e : *entries) ids.push_back(e.id);
+  const bool nats = nats_ != nullptr;
   store_.Submit(
       std::move(ids),
-      [claims, entries](StoreTxn& txn) {
-        const std::int64_t now = WallNowMs();
+      [this, claims, entries, nats](StoreTxn& txn) -> Status {
+        const std::int64_t now = clock_.WallMs();
         for (std::size_t i = 0; i < entries->size(); ++i) {
-          const DueEntry& entry = (*entries)[i];
-          Claim& claim = (*claims)[i];
-          std::optional<TimerRecord> r = txn.Get(entry.id);
-          if (!r || !IsScheduled(r->state) || r->due_ms != entry.due_ms) continue;
-          if (now < r->due_ms) {
-            claim.outcome = Outcome::kNotYet;
+          Claimed& claim = (*claims)[i];
+          Result<std::optional<TimerRecord>> r = txn.Get((*entries)[i].id);
+          if (!r.ok()) {
+            claim.kind = Kind::kUnreadable;
+            claim.record.last_error = r.status().message();
             continue;
           }
-          TimerRecord next = *r;
-          claim.recovered = r->state == TimerState::kDelivering;
-          next.state = TimerState::kDelivering;
-          next.attempts += 1;
-          next.updated_ms = now;
-          txn.Put(r, next);
-          claim.outcome = Outcome::kClaimed;
-          claim.record = std::move(next);
+          if (!*r) continue;
+          if (IsNatsTarget((*r)->target) && !nats) {
+            claim.kind = Kind::kNoNats;
+            continue;
+          }
+          switch (Claim(**r, (*entries)[i].due_ms, now, &claim.record)) {
+            case ClaimResult::kStale: claim.kind = Kind::kStale; continue;
+            case ClaimResult::kNotYet: claim.kind = Kind::kNotYet; continue;
+            case ClaimResult::kClaimed: claim.kind = Kind::kClaimed; break;
+            case ClaimResult::kRecovered: claim.kind = Kind::kRecovered; break;
+          }
+          txn.Put(*r, claim.record);
         }
+        return Status::Ok();
       },
       [this, claims, entries](const Status& s) {
-        const std::int64_t now = WallNowMs();
+        if (s.code() == StatusCode::kFenced) {
+          metrics_.fenced_writes.fetch_add(1, std::memory_order_relaxed);
+          for (const DueEntry& e : *entries) Done(e.id);
+          return;
+        }
+        if (!s.ok()) {
+          metrics_.store_write_failures.fetch_add(1, std::memory_order_relaxed);
+          const std::chrono::milliseconds pause = NextStoreRetryDelay();
+          spdlog::warn("could not claim {} due timers ({}); trying again in {} ms",
+                       entries->size(), s.message(), pause.count());
+          for (const DueEntry& e : *entries) {
+            scheduler_.FinishAndRetryIn(e.id, e.due_ms, pause);
+            in_flight_.fetch_sub(1);
+          }
+          return;
+        }
+        const std::int64_t now = clock_.WallMs();
         for (std::size_t i = 0; i < entries->size(); ++i) {
           const DueEntry& entry = (*entries)[i];
-          Claim& claim = (*claims)[i];
-          if (!s.ok() || claim.outcome != Outcome::kClaimed) {
-            if (!s.ok() || claim.outcome == Outcome::kNotYet) {
-              scheduler_.Arm(entry.id, entry.due_ms);
-            }
-            scheduler_.Finish(entry.id);
-            continue;
+          Claimed& claim = (*claims)[i];
+          switch (claim.kind) {
+            case Kind::kStale:
+              Done(entry.id);
+              break;
+            case Kind::kNotYet:  // the wall clock went back: wait for it
+              scheduler_.FinishAndRetryIn(entry.id, entry.due_ms, std::chrono::milliseconds(0));
+              in_flight_.fetch_sub(1);
+              break;
+            case Kind::kNoNats:
+              metrics_.waiting_for_nats.fetch_add(1, std::memory_order_relaxed);
+              spdlog::warn("timer {} targets NATS, but this server runs without --nats: it stays "
+                           "pending until a server with --nats delivers it", entry.id);
+              Done(entry.id);
+              break;
+            case Kind::kUnreadable:
+              spdlog::error("timer {} is due but cannot be delivered: {}", entry.id,
+                            claim.record.last_error);
+              Done(entry.id);
+              break;
+            case Kind::kRecovered:
+              metrics_.duplicates_after_recovery.fetch_add(1, std::memory_order_relaxed);
+              [[fallthrough]];
+            case Kind::kClaimed:
+              metrics_.fired.fetch_add(1, std::memory_order_relaxed);
+              metrics_.lateness.Observe(static_cast<double>(now - entry.due_ms));
+              Deliver(claim.record);
+              break;
           }
-          metrics_.fired.fetch_add(1, std::memory_order_relaxed);
-          if (claim.recovered) {
-            metrics_.duplicates_after_recovery.fetch_add(1, std::memory_order_relaxed);
-          }
-          metrics_.lateness.Observe(static_cast<double>(now - entry.due_ms));
-          Deliver(std::move(claim.record));
         }
       },
-      /*sync=*/false);
+      WriteOptions{.sync = false, .fenced = true});
 }
 
-void Dispatcher::Deliver(TimerRecord record) {
-  in_flight_.fetch_add(1);
-  const std::string_view target(record.url);
-  if (target.substr(0, kNatsPrefix.size()) == kNatsPrefix) {
-    if (nats_ == nullptr) {  // created by a server that had --nats
-      Complete(record.id, record.attempts,
-               WebhookResult{false, 0, "NATS target, but this server runs without --nats", 0});
-      return;
-    }
-    nats_->Publish(std::string(target.substr(kNatsPrefix.size())), DeliveryBody(record),
-                   record.id,
-                   [this, id = record.id, attempt = record.attempts](WebhookResult r) {
-                     metrics_.delivery_latency.Observe(r.latency_ms);
-                     Complete(id, attempt, std::move(r));
-                   });
+void Dispatcher::Deliver(const TimerRecord& record) {
+  const std::int64_t started_ms = clock_.WallMs();
+  auto done = [this, id = record.id, attempt = record.attempts, started_ms](AttemptResult r) {
+    OnAttemptDone(id, attempt, started_ms, std::move(r));
+  };
+  if (IsNatsTarget(record.target)) {
+    nats_->Publish(std::string(NatsSubject(record.target)), DeliveryBody(record), record.id,
+                   std::move(done));
     return;
   }
-  std::optional<HttpUrl> url = ParseHttpUrl(record.url);
-  if (!url) {  // validated at create; only a corrupted record gets here
-    Complete(record.id, record.attempts,
-             WebhookResult{false, 0, "bad target URL " + record.url, 0});
+  Result<HttpUrl> url = ParseHttpUrl(record.target);
+  if (!url.ok()) {  // validated at create; only a damaged record gets here
+    AttemptResult bad;
+    bad.error = "bad target URL: " + url.status().message();
+    done(std::move(bad));
     return;
   }
-  client_.Post(*url, DeliveryBody(record), record.id,
-               [this, id = record.id, attempt = record.attempts](WebhookResult r) {
-                 metrics_.delivery_latency.Observe(r.latency_ms);
-                 Complete(id, attempt, std::move(r));
-               });
+  WebhookRequest request{std::move(*url), DeliveryBody(record), record.headers};
+  request.headers.emplace_back("Idempotency-Key", record.id);
+  client_.Post(std::move(request), std::move(done));
 }
 
-std::int64_t Dispatcher::Backoff(const TimerRecord& r) {
-  const double base = static_cast<double>(std::max<std::uint32_t>(r.backoff_ms, 1));
-  const double exp = std::ldexp(base, static_cast<int>(std::min<std::uint32_t>(r.attempts - 1, 30)));
-  const double capped = std::min(exp, 24.0 * 3600 * 1000);
-  std::uniform_real_distribution<double> jitter(0.5, 1.5);
-  std::lock_guard lock(rng_mutex_);
-  return static_cast<std::int64_t>(capped * jitter(rng_));
-}
-
-void Dispatcher::Complete(const std::string& id, std::uint32_t attempt,
-                          WebhookResult result) {
-  bool post = false;
+void Dispatcher::OnAttemptDone(const std::string& id, std::uint32_t attempt,
+                               std::int64_t started_ms, AttemptResult result) {
+  if (result.kind == AttemptResult::Kind::kAborted) {
+    Done(id);  // nothing written: `delivering` until the next start
+    return;
+  }
+  metrics_.delivery_latency.Observe(result.latency_ms);
+  if (result.unanswered) metrics_.attempts_unanswered.fetch_add(1, std::memory_order_relaxed);
+  Outcome o;
+  o.id = id;
+  o.attempt = attempt;
+  o.outcome.delivered = result.kind == AttemptResult::Kind::kDelivered;
+  o.outcome.log.started_ms = started_ms;
+  o.outcome.log.duration_ms = static_cast<std::uint32_t>(std::max(0.0, result.latency_ms));
+  o.outcome.log.status = result.status;
+  o.outcome.log.error = std::move(result.error);
+  if (result.retry_after_ms > 0) {
+    o.outcome.not_before_ms = clock_.WallMs() + result.retry_after_ms;
+  }
   {
-    std::lock_guard lock(outcomes_mutex_);
-    outcomes_.push_back({id, attempt, std::move(result)});
-    post = !flush_posted_;
-    flush_posted_ = true;
+    internal::MutexLock lock(outcomes_mutex_);
+    o.jitter = std::uniform_real_distribution<double>(0.5, 1.5)(rng_);
+    outcomes_.push_back(std::move(o));
   }
-  if (post) client_.Defer([this] { FlushOutcomes(); });
+  FlushOutcomes();
 }
 
 void Dispatcher::FlushOutcomes() {
-  auto outcomes = std::make_shared<std::vector<Outcome>>();
-  {
-    std::lock_guard lock(outcomes_mutex_);
-    outcomes->swap(outcomes_);
-    flush_posted_ = false;
+  for (;;) {
+    std::vector<Outcome> batch;
+    {
+      internal::MutexLock lock(outcomes_mutex_);
+      if (outcomes_.empty() || outcome_writes_ >= kMaxOutcomeWrites || retry_scheduled_) return;
+      const std::size_t n = std::min(outcomes_.size(), kOutcomeChunk);
+      batch.assign(std::make_move_iterator(outcomes_.begin()),
+                   std::make_move_iterator(outcomes_.begin() + static_cast<std::ptrdiff_t>(n)));
+      outcomes_.erase(outcomes_.begin(), outcomes_.begin() + static_cast<std::ptrdiff_t>(n));
+      ++outcome_writes_;
+    }
+    WriteOutcomes(std::move(batch));
   }
-  if (outcomes->empty()) return;
-  enum class Kind { kNone, kDelivered, kRetry, kFailed };
-  struct Written {
-    Kind kind = Kind::kNone;
-    std::int64_t due_ms = 0;
-  };
-  auto written = std::make_shared<std::vector<Written>>(outcomes->size());
-  std::vector<std::string> ids;
-  ids.reserve(outcomes->size());
-  for (const Outcome& o : *outcomes) ids.push_back(o.id);
-  store_.Submit(
-      std::move(ids),
-      [this, outcomes, written](StoreTxn& txn) {
-        const std::int64_t now = WallNowMs();
-        for (std::size_t i = 0; i < outcomes->size(); ++i) {
-          const Outcome& o = (*outcomes)[i];
-          Written& w = (*written)[i];
-          std::optional<TimerRecord> r = txn.Get(o.id);
-          if (!r || r->state != TimerState::kDelivering || r->attempts != o.attempt) {
-            continue;
+}
+
+void Dispatcher::WriteOutcomes(std::vector<Outcome> outcomes) {
+  auto pending = std::make_shared<int>(0);
+  auto failed = std::make_shared<std::vector<Outcome>>();
+  auto mutex = std::make_shared<std::mutex>();
+  auto parts = ByShard(std::move(outcomes), store_, kOutcomeChunk,
+                       [](const Outcome& o) -> const std::string& { return o.id; });
+  *pending = static_cast<int>(parts.size());
+  for (auto& part : parts) {
+    auto items = std::make_shared<std::vector<Outcome>>(std::move(part));
+    auto kinds = std::make_shared<std::vector<TimerState>>(items->size(), TimerState::kDelivering);
+    std::vector<std::string> ids;
+    for (const Outcome& o : *items) ids.push_back(o.id);
+    store_.Submit(
+        std::move(ids),
+        [this, items, kinds](StoreTxn& txn) -> Status {
+          const std::int64_t now = clock_.WallMs();
+          for (std::size_t i = 0; i < items->size(); ++i) {
+            const Outcome& o = (*items)[i];
+            Result<std::optional<TimerRecord>> r = txn.Get(o.id);
+            if (!r.ok() || !*r || !AwaitsOutcome(**r, o.attempt)) continue;  // stale
+            TimerRecord next = Complete(**r, o.outcome, now, RetryDelayMs(**r, o.jitter));
+            (*kinds)[i] = next.state;
+            txn.Put(*r, next);
           }
-          TimerRecord next = *r;
-          next.updated_ms = now;
-          if (o.result.ok) {
-            next.state = TimerState::kDelivered;
-            next.last_error.clear();
-            w.kind = Kind::kDelivered;
-          } else if (next.attempts < next.max_attempts) {
-            next.state = TimerState::kPending;
-            next.due_ms = now + Backoff(next);
-            next.last_error = o.result.error;
-            w.kind = Kind::kRetry;
-            w.due_ms = next.due_ms;
+          return Status::Ok();
+        },
+        [this, items, kinds, pending, failed, mutex](const Status& s) {
+          if (s.ok() || s.code() == StatusCode::kFenced) {
+            if (s.ok()) {
+              internal::MutexLock lock(outcomes_mutex_);
+              store_retry_delay_ = std::chrono::milliseconds(0);
+            } else {
+              metrics_.fenced_writes.fetch_add(1, std::memory_order_relaxed);
+            }
+            for (std::size_t i = 0; i < items->size(); ++i) {
+              switch ((*kinds)[i]) {
+                case TimerState::kDelivered:
+                  metrics_.delivered.fetch_add(1, std::memory_order_relaxed);
+                  break;
+                case TimerState::kPending:
+                  metrics_.retried.fetch_add(1, std::memory_order_relaxed);
+                  break;
+                case TimerState::kFailed:
+                  metrics_.failed.fetch_add(1, std::memory_order_relaxed);
+                  break;
+                default:
+                  break;
+              }
+              Done((*items)[i].id);
+            }
           } else {
-            next.state = TimerState::kFailed;
-            next.last_error = o.result.error;
-            w.kind = Kind::kFailed;
+            metrics_.store_write_failures.fetch_add(1, std::memory_order_relaxed);
+            std::lock_guard lock(*mutex);
+            failed->insert(failed->end(), std::make_move_iterator(items->begin()),
+                           std::make_move_iterator(items->end()));
           }
-          txn.Put(r, next);
-        }
-      },
-      [this, outcomes, written](const Status&) {
-        for (std::size_t i = 0; i < outcomes->size(); ++i) {
-          const std::string& id = (*outcomes)[i].id;
-          switch ((*written)[i].kind) {
-            case Kind::kDelivered:
-              metrics_.delivered.fetch_add(1, std::memory_order_relaxed);
-              break;
-            case Kind::kRetry:
-              metrics_.retried.fetch_add(1, std::memory_order_relaxed);
-              scheduler_.Arm(id, (*written)[i].due_ms);
-              break;
-            case Kind::kFailed:
-              metrics_.failed.fetch_add(1, std::memory_order_relaxed);
-              break;
-            case Kind::kNone:
-              break;
+          std::unique_lock lock(*mutex);
+          if (--*pending > 0) return;
+          lock.unlock();
+          // The whole batch is settled: keep what could not be written (in
+          // front, so outcomes of one timer stay in order) and write it again
+          // after a pause; go on with what is queued.
+          bool retry = false;
+          {
+            internal::MutexLock outcomes_lock(outcomes_mutex_);
+            --outcome_writes_;
+            if (!failed->empty()) {
+              outcomes_.insert(outcomes_.begin(), std::make_move_iterator(failed->begin()),
+                               std::make_move_iterator(failed->end()));
+              retry = !retry_scheduled_;
+              retry_scheduled_ = true;
+            }
           }
-          scheduler_.Finish(id);
-          in_flight_.fetch_sub(1);
-        }
-      },
-      /*sync=*/false);
+          if (retry && !stopped_.load()) {
+            const std::chrono::milliseconds pause = NextStoreRetryDelay();
+            spdlog::warn("could not write the outcome of {} attempts; trying again in {} ms",
+                         failed->size(), pause.count());
+            timers_.After(pause, [this] {
+              {
+                internal::MutexLock outcomes_lock(outcomes_mutex_);
+                retry_scheduled_ = false;
+              }
+              FlushOutcomes();
+            });
+          }
+          FlushOutcomes();
+        },
+        WriteOptions{.sync = false, .fenced = true});
+  }
 }
 
 }  // namespace tickwheel::server

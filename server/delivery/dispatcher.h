@@ -1,77 +1,104 @@
-// Dispatcher: turns fired timers into webhook attempts and their outcomes
-// into state transitions (delivered, retry with backoff, failed).
+// Dispatcher: turns fired timers into delivery attempts, and the attempts'
+// outcomes into state transitions (timer/timer_state_machine.h).
 #ifndef TICKWHEEL_SERVER_DELIVERY_DISPATCHER_H_
 #define TICKWHEEL_SERVER_DELIVERY_DISPATCHER_H_
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <memory>
-#include <mutex>
 #include <random>
 #include <vector>
 
+#include "common/metrics.h"
+#include "common/server_clock.h"
 #include "delivery/nats_publisher.h"
 #include "delivery/webhook_client.h"
-#include "metrics.h"
 #include "scheduler/scheduler.h"
 #include "store/timer_store.h"
+#include "timer/timer_state_machine.h"
+#include "tickwheel/internal/mutex.h"
+#include "tickwheel/timer_service.h"
 
 namespace tickwheel::server {
 
 // Per attempt:
-//   claim    (a store writer) the record is still scheduled at the fired due
-//            time and the wall clock has reached it -> state delivering,
-//            attempts + 1. Otherwise the fired entry was stale: dropped.
-//   POST     {"id", "payload", "fire_at_ms", "attempt"} with
-//            Idempotency-Key: <id> (or, for a NATS target, publish that body
-//            to JetStream with Nats-Msg-Id: <id>).
-//   outcome  2xx -> delivered. Otherwise, if attempts < max_attempts ->
-//            pending at now + backoff * 2^(attempts-1) * U[0.5, 1.5);
-//            else failed (a dead letter).
-// A claim that finds the record already `delivering` means a previous
-// process died (or drained) with that attempt in flight: the attempt is
-// counted in duplicates_after_recovery.
+//   claim    one fenced store write per chunk of fired timers (of one shard):
+//            Claim() of each record; stale entries are dropped.
+//   send     POST {"id", "payload", "fire_at_ms", "attempt"} with
+//            Idempotency-Key: <id> and the timer's headers; or, for a NATS
+//            target, publish that body with Nats-Msg-Id: <id>.
+//   outcome  Complete() of each record, written in batches (fenced).
+// Failures of the store never lose or spin: a claim that cannot be written
+// fires again after a pause; outcomes that cannot be written are kept (the
+// timers stay in flight) and written again after a pause, growing to 10 s.
+// A fenced write (this node lost the shard) drops what it was about: the
+// new owner fires those timers. An attempt aborted by a stopping server
+// writes nothing: the timer stays `delivering` and fires at the next start.
+// A timer with a NATS target on a server without --nats is not claimed: it
+// stays pending for a server that has NATS.
 //
-// Thread safety: OnFired from any thread (the scheduler's).
+// Thread safety: OnFired from any thread (the scheduler's); outcomes arrive
+// on the delivery threads.
 class Dispatcher {
  public:
-  // `nats` may be null (no NATS targets are accepted then).
-  Dispatcher(TimerStore& store, Scheduler& scheduler, WebhookClient& client,
-             NatsPublisher* nats, Metrics& metrics);
+  // `nats` may be null. All references must outlive this.
+  Dispatcher(TimerStore& store, Scheduler& scheduler, ServerClock& clock,
+             WebhookClient& client, NatsPublisher* nats, Metrics& metrics);
+  ~Dispatcher();  // Stop()
 
   // The scheduler's `fire` callback.
   void OnFired(std::vector<DueEntry> due);
 
-  // Attempts claimed and not yet written back.
+  // Attempts claimed whose outcome is not yet written (or dropped).
   std::int64_t in_flight() const { return in_flight_.load(); }
 
+  // Stops writing again what failed to be written; what is left stays in
+  // flight (and `delivering` in the store). Idempotent.
+  void Stop();
+
  private:
-  void ClaimChunk(std::shared_ptr<std::vector<DueEntry>> entries);
-  void Deliver(TimerRecord record);
-  // Queues the outcome of an attempt; outcomes queued together are written
-  // in one store write (FlushOutcomes, deferred on the client's thread).
-  void Complete(const std::string& id, std::uint32_t attempt,
-                WebhookResult result);
-  void FlushOutcomes();
-  std::int64_t Backoff(const TimerRecord& record);
+  struct Outcome {
+    std::string id;
+    std::uint32_t attempt;
+    AttemptOutcome outcome;
+    double jitter;  // of the retry delay, drawn when the outcome arrived
+  };
+
+  void ClaimChunk(std::vector<DueEntry> entries);
+  void Deliver(const TimerRecord& record);
+  void OnAttemptDone(const std::string& id, std::uint32_t attempt, std::int64_t started_ms,
+                     AttemptResult result);
+  // Writes queued outcomes, at most kMaxOutcomeWrites writes at a time.
+  void FlushOutcomes() TW_EXCLUDES(outcomes_mutex_);
+  void WriteOutcomes(std::vector<Outcome> outcomes);
+  void Done(const std::string& id);
+  std::chrono::milliseconds NextStoreRetryDelay() TW_EXCLUDES(outcomes_mutex_);
+
+  static constexpr std::size_t kClaimChunk = 128;
+  static constexpr std::size_t kOutcomeChunk = 1024;
+  static constexpr int kMaxOutcomeWrites = 2;
 
   TimerStore& store_;
   Scheduler& scheduler_;
+  ServerClock& clock_;
   WebhookClient& client_;
   NatsPublisher* const nats_;
   Metrics& metrics_;
   std::atomic<std::int64_t> in_flight_{0};
-  struct Outcome {
-    std::string id;
-    std::uint32_t attempt;
-    WebhookResult result;
-  };
-  std::mutex outcomes_mutex_;
-  std::vector<Outcome> outcomes_;  // GUARDED_BY(outcomes_mutex_)
-  bool flush_posted_ = false;      // GUARDED_BY(outcomes_mutex_)
-  std::mutex rng_mutex_;
-  std::mt19937_64 rng_{std::random_device{}()};  // GUARDED_BY(rng_mutex_)
+  std::atomic<bool> stopped_{false};
+
+  internal::Mutex outcomes_mutex_;
+  std::deque<Outcome> outcomes_ TW_GUARDED_BY(outcomes_mutex_);
+  int outcome_writes_ TW_GUARDED_BY(outcomes_mutex_) = 0;
+  bool retry_scheduled_ TW_GUARDED_BY(outcomes_mutex_) = false;
+  std::chrono::milliseconds store_retry_delay_ TW_GUARDED_BY(outcomes_mutex_){0};
+  std::mt19937_64 rng_ TW_GUARDED_BY(outcomes_mutex_){std::random_device{}()};
+
+  // Pauses before writing again what the store refused; last, so it stops
+  // first.
+  TimerService timers_;
 };
 
 // The JSON body of a delivery.

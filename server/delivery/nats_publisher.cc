@@ -2,6 +2,8 @@
 
 #include <nats/nats.h>
 
+#include "common/redact.h"
+
 namespace tickwheel::server {
 
 struct NatsPublisher::Handles {
@@ -13,10 +15,8 @@ struct NatsPublisher::Handles {
   }
 };
 
-std::unique_ptr<NatsPublisher> NatsPublisher::Connect(const std::string& url,
-                                                      std::chrono::milliseconds timeout,
-                                                      unsigned threads,
-                                                      std::string* error) {
+Result<std::unique_ptr<NatsPublisher>> NatsPublisher::Connect(
+    const std::string& url, std::chrono::milliseconds timeout, unsigned threads) {
   std::unique_ptr<NatsPublisher> p(new NatsPublisher());
   p->handles_ = std::make_unique<Handles>();
   p->timeout_ = timeout;
@@ -29,9 +29,9 @@ std::unique_ptr<NatsPublisher> NatsPublisher::Connect(const std::string& url,
   natsOptions_Destroy(options);
   if (s == NATS_OK) s = natsConnection_JetStream(&p->handles_->js, p->handles_->connection, nullptr);
   if (s != NATS_OK) {
-    *error = "--nats " + url + ": cannot connect: " + natsStatus_GetText(s) +
-             " (is nats-server running there, with JetStream (-js)?)";
-    return nullptr;
+    return Status::Unavailable("--nats " + RedactUrl(url) + ": cannot connect: " +
+                               natsStatus_GetText(s) +
+                               " (is nats-server running there, with JetStream (-js)?)");
   }
   for (unsigned i = 0; i < std::max(1u, threads); ++i) {
     p->threads_.emplace_back([raw = p.get()] { raw->Loop(); });
@@ -44,22 +44,22 @@ NatsPublisher::~NatsPublisher() { Stop(); }
 void NatsPublisher::Publish(std::string subject, std::string body,
                             std::string msg_id, Callback done) {
   {
-    std::lock_guard lock(mutex_);
+    internal::MutexLock lock(mutex_);
     if (!stopping_) {
       queue_.push_back({std::move(subject), std::move(body), std::move(msg_id), std::move(done)});
-      cv_.notify_one();
+      cv_.Signal();
       return;
     }
   }
-  done(WebhookResult{false, 0, "the server is shutting down", 0});
+  done(AttemptResult::Aborted("the server is stopping"));
 }
 
 void NatsPublisher::Loop() {
   for (;;) {
     Job job;
     {
-      std::unique_lock lock(mutex_);
-      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      internal::MutexLock lock(mutex_);
+      while (!stopping_ && queue_.empty()) cv_.Wait(mutex_);
       if (stopping_) return;
       job = std::move(queue_.front());
       queue_.pop_front();
@@ -73,9 +73,13 @@ void NatsPublisher::Loop() {
     jsErrCode code = static_cast<jsErrCode>(0);
     natsStatus s = js_Publish(&ack, handles_->js, job.subject.c_str(), job.body.data(),
                               static_cast<int>(job.body.size()), &options, &code);
-    WebhookResult result;
-    result.ok = s == NATS_OK;
-    if (!result.ok) {
+    AttemptResult result;
+    if (s == NATS_OK) {
+      result.kind = AttemptResult::Kind::kDelivered;
+    } else {
+      // A timeout may have reached the stream: JetStream's duplicate window
+      // (Nats-Msg-Id) drops the retry if it did.
+      result.unanswered = s == NATS_TIMEOUT;
       result.error = std::string("NATS publish to ") + job.subject + ": " + natsStatus_GetText(s);
       if (s == NATS_NO_RESPONDERS) result.error += " (no JetStream stream takes this subject)";
     }
@@ -90,15 +94,15 @@ void NatsPublisher::Loop() {
 void NatsPublisher::Stop() {
   std::deque<Job> left;
   {
-    std::lock_guard lock(mutex_);
+    internal::MutexLock lock(mutex_);
     if (stopping_ && threads_.empty()) return;
     stopping_ = true;
     left.swap(queue_);
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   for (auto& t : threads_) t.join();
   threads_.clear();
-  for (Job& job : left) job.done(WebhookResult{false, 0, "the server is shutting down", 0});
+  for (Job& job : left) job.done(AttemptResult::Aborted("the server stopped before the attempt"));
   handles_.reset();
 }
 

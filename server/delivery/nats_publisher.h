@@ -4,16 +4,16 @@
 #define TICKWHEEL_SERVER_DELIVERY_NATS_PUBLISHER_H_
 
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "delivery/webhook_client.h"
+#include "common/status.h"
+#include "delivery/attempt_result.h"
+#include "tickwheel/internal/mutex.h"
 
 namespace tickwheel::server {
 
@@ -25,20 +25,20 @@ namespace tickwheel::server {
 // publisher's threads.
 class NatsPublisher {
  public:
-  using Callback = std::function<void(WebhookResult)>;
+  using Callback = std::function<void(AttemptResult)>;
 
-  // Connects to `url` (nats://host:port). On failure returns null and sets
-  // `error`.
-  static std::unique_ptr<NatsPublisher> Connect(const std::string& url,
-                                                std::chrono::milliseconds timeout,
-                                                unsigned threads,
-                                                std::string* error);
+  // Connects to `url` (nats://host:port); kUnavailable, saying what to
+  // check, if it cannot.
+  static Result<std::unique_ptr<NatsPublisher>> Connect(const std::string& url,
+                                                        std::chrono::milliseconds timeout,
+                                                        unsigned threads);
   ~NatsPublisher();
 
   void Publish(std::string subject, std::string body, std::string msg_id,
                Callback done);
 
-  // Fails what is queued, stops the threads and closes the connection.
+  // Aborts what is queued (kAborted), lets publishes in progress finish,
+  // stops the threads and closes the connection. Idempotent.
   void Stop();
 
  private:
@@ -53,10 +53,10 @@ class NatsPublisher {
 
   std::unique_ptr<Handles> handles_;
   std::chrono::milliseconds timeout_{0};
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::deque<Job> queue_;  // GUARDED_BY(mutex_)
-  bool stopping_ = false;  // GUARDED_BY(mutex_)
+  internal::Mutex mutex_;
+  internal::CondVar cv_;
+  std::deque<Job> queue_ TW_GUARDED_BY(mutex_);
+  bool stopping_ TW_GUARDED_BY(mutex_) = false;
   std::vector<std::thread> threads_;
 };
 

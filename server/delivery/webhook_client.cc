@@ -1,11 +1,19 @@
 #include "delivery/webhook_client.h"
 
+#include <sys/socket.h>
+
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <cerrno>
+#include <ctime>
 #include <deque>
+#include <future>
+#include <thread>
 #include <unordered_map>
-#include <vector>
+#include <unordered_set>
+
+#include "delivery/retry_after.h"
 
 namespace tickwheel::server {
 
@@ -13,135 +21,195 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
+using SteadyTime = std::chrono::steady_clock::time_point;
 
 namespace {
+
 struct Job {
-  std::string target;
-  std::string body;
-  std::string key;
+  WebhookRequest request;
   WebhookClient::Callback done;
 };
+
+// The share of a host's `limit` connections that shard `index` of `shards`
+// may open (floor or ceiling of an even split).
+std::size_t ShareOf(std::size_t limit, std::size_t shards, std::size_t index) {
+  return limit / shards + (index < limit % shards ? 1 : 0);
+}
+
+// False if the receiver closed (or reset) a kept-alive connection while it
+// was idle, or sent something unasked: it must not be reused.
+bool StillOpen(tcp::socket& socket) {
+  char byte;
+  const ssize_t n = ::recv(socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
 }  // namespace
 
-struct WebhookClient::Impl {
+struct WebhookClient::Shard {
   struct Host {
-    std::string host;
-    std::string port;
+    std::string key;  // "host:port"
+    std::size_t limit = 1;
     std::deque<Job> queue;
-    std::vector<asio::steady_timer*> idle;
+    std::vector<asio::steady_timer*> idle;  // workers waiting for a job
     std::size_t workers = 0;
   };
 
-  explicit Impl(WebhookClientOptions o)
-      : options(o), work(asio::make_work_guard(ioc)) {
+  Shard(const WebhookClientOptions& o, std::size_t index, DnsResolver& r)
+      : options(o), shard_index(index), resolver(r), work(asio::make_work_guard(ioc)) {
     thread = std::thread([this] { ioc.run(); });
+  }
+
+  // The result of a lookup bounded by a deadline (see Resolve).
+  struct Lookup {
+    explicit Lookup(asio::io_context& ioc) : timer(ioc) {}
+    asio::steady_timer timer;
+    std::optional<Result<DnsResolver::Endpoints>> answer;
+  };
+
+  asio::awaitable<Result<DnsResolver::Endpoints>> Resolve(const HttpUrl& url,
+                                                         SteadyTime deadline) {
+    auto lookup = std::make_shared<Lookup>(ioc);
+    resolver.Resolve(url.host, url.port, [this, lookup](const Result<DnsResolver::Endpoints>& r) {
+      asio::post(ioc, [lookup, r] {
+        if (lookup->answer) return;
+        lookup->answer = r;
+        lookup->timer.cancel();
+      });
+    });
+    lookup->timer.expires_at(deadline);
+    lookups.insert(&lookup->timer);
+    boost::system::error_code ec;
+    co_await lookup->timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    lookups.erase(&lookup->timer);
+    if (!lookup->answer) {
+      lookup->answer = Status::Unavailable("name lookup of " + url.host + " timed out");
+    }
+    co_return *lookup->answer;
+  }
+
+  static std::string TimeoutMessage(std::chrono::milliseconds timeout) {
+    return "timed out after " + std::to_string(timeout.count()) + " ms";
+  }
+
+  // One attempt of `request` over `stream` (reused if still open).
+  asio::awaitable<AttemptResult> Attempt(beast::tcp_stream& stream, beast::flat_buffer& buffer,
+                                         const WebhookRequest& request) {
+    AttemptResult result;
+    const SteadyTime start = std::chrono::steady_clock::now();
+    const SteadyTime deadline = start + options.timeout;
+    const HttpUrl& url = request.url;
+    boost::system::error_code ec;
+    if (stream.socket().is_open() && !StillOpen(stream.socket())) stream.close();
+    if (!stream.socket().is_open()) {
+      buffer.clear();
+      Result<DnsResolver::Endpoints> endpoints = co_await Resolve(url, deadline);
+      if (!endpoints.ok()) {
+        result.error = endpoints.status().message();
+        co_return result;
+      }
+      stream.expires_at(deadline);
+      co_await stream.async_connect(*endpoints, asio::redirect_error(asio::use_awaitable, ec));
+      if (ec) {
+        result.error = ec == beast::error::timeout
+                           ? "connecting to " + url.HostHeader() + " " + TimeoutMessage(options.timeout)
+                           : "cannot connect to " + url.HostHeader() + ": " + ec.message();
+        stream.close();
+        co_return result;
+      }
+      stream.socket().set_option(tcp::no_delay(true), ec);
+    }
+    http::request<http::string_body> req{http::verb::post, url.target, 11};
+    req.set(http::field::host, url.HostHeader());
+    req.set(http::field::content_type, "application/json");
+    req.set(http::field::user_agent, "tickwheel");
+    for (const auto& [name, value] : request.headers) req.set(name, value);
+    req.keep_alive(true);
+    req.body() = request.body;
+    req.prepare_payload();
+    stream.expires_at(deadline);
+    const std::size_t written = co_await http::async_write(
+        stream, req, asio::redirect_error(asio::use_awaitable, ec));
+    http::response<http::string_body> res;
+    if (!ec) {
+      http::response_parser<http::string_body> parser;
+      parser.body_limit(64 * 1024);  // the answer is only looked at for its status
+      co_await http::async_read(stream, buffer, parser,
+                                asio::redirect_error(asio::use_awaitable, ec));
+      if (!ec || ec == http::error::body_limit) res = parser.release();
+      if (ec == http::error::body_limit) ec = {};
+    }
+    result.latency_ms = std::chrono::duration<double, std::milli>(
+                            std::chrono::steady_clock::now() - start).count();
+    if (ec) {
+      stream.close();
+      result.unanswered = written > 0;
+      result.error = ec == beast::error::timeout ? TimeoutMessage(options.timeout)
+                                                 : "connection error: " + ec.message();
+      co_return result;
+    }
+    result.status = static_cast<int>(res.result_int());
+    if (result.status >= 200 && result.status < 300) {
+      result.kind = AttemptResult::Kind::kDelivered;
+    } else {
+      result.error = "HTTP " + std::to_string(result.status);
+      if (result.status == 429 || result.status == 503) {
+        if (auto it = res.find(http::field::retry_after); it != res.end()) {
+          result.retry_after_ms = RetryAfterMs(it->value(), std::time(nullptr));
+        }
+      }
+    }
+    if (!res.keep_alive()) stream.close();
+    co_return result;
   }
 
   asio::awaitable<void> Worker(Host* host) {
     beast::tcp_stream stream(ioc);
     asio::steady_timer wake(ioc);
     beast::flat_buffer buffer;
-    tcp::resolver resolver(ioc);
-    bool reused = false;
+    streams.insert(&stream);
     for (;;) {
-      while (host->queue.empty()) {
-        if (stopping) co_return;
-        wake.expires_at(asio::steady_timer::time_point::max());
+      bool timed_out = false;
+      while (host->queue.empty() && !stopping && !timed_out) {
+        wake.expires_after(options.idle_timeout);
         host->idle.push_back(&wake);
         boost::system::error_code ec;
         co_await wake.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        std::erase(host->idle, &wake);
+        timed_out = !ec;  // not woken by a job: idle for idle_timeout
       }
+      if (host->queue.empty() || stopping) break;
       Job job = std::move(host->queue.front());
       host->queue.pop_front();
-      WebhookResult result;
-      const auto start = std::chrono::steady_clock::now();
-      for (int round = 0; round < 2; ++round) {
-        boost::system::error_code ec;
-        if (!stream.socket().is_open()) {
-          reused = false;
-          buffer.clear();
-          auto endpoints = co_await resolver.async_resolve(
-              host->host, host->port, asio::redirect_error(asio::use_awaitable, ec));
-          if (ec) {
-            result.error = "cannot resolve " + host->host + ": " + ec.message();
-            break;
-          }
-          stream.expires_after(options.timeout);
-          co_await stream.async_connect(endpoints,
-                                        asio::redirect_error(asio::use_awaitable, ec));
-          if (ec) {
-            result.error = "cannot connect to " + host->host + ":" + host->port +
-                           ": " + ec.message();
-            stream.close();
-            break;
-          }
-          stream.socket().set_option(tcp::no_delay(true), ec);
-        }
-        http::request<http::string_body> req{http::verb::post, job.target, 11};
-        req.set(http::field::host, host->host + ":" + host->port);
-        req.set(http::field::content_type, "application/json");
-        req.set(http::field::user_agent, "tickwheel");
-        req.set("Idempotency-Key", job.key);
-        req.keep_alive(true);
-        req.body() = job.body;
-        req.prepare_payload();
-        stream.expires_after(options.timeout);
-        co_await http::async_write(stream, req,
-                                   asio::redirect_error(asio::use_awaitable, ec));
-        http::response<http::string_body> res;
-        if (!ec) {
-          co_await http::async_read(stream, buffer, res,
-                                    asio::redirect_error(asio::use_awaitable, ec));
-        }
-        if (ec) {
-          stream.close();
-          const bool retry_fresh = reused && ec != beast::error::timeout;
-          result.error = ec == beast::error::timeout
-                             ? "timed out after " +
-                                   std::to_string(options.timeout.count()) + " ms"
-                             : "connection error: " + ec.message();
-          if (retry_fresh) continue;  // the server closed an idle connection
-          break;
-        }
-        result.status = static_cast<int>(res.result_int());
-        result.ok = result.status >= 200 && result.status < 300;
-        if (!result.ok) {
-          result.error = "HTTP " + std::to_string(result.status);
-        } else {
-          result.error.clear();
-        }
-        if (!res.keep_alive()) {
-          stream.close();
-        } else {
-          reused = true;
-        }
-        break;
+      AttemptResult result = co_await Attempt(stream, buffer, job.request);
+      if (stopping && result.kind != AttemptResult::Kind::kDelivered) {
+        result = AttemptResult::Aborted("the server stopped during the attempt");
       }
-      result.latency_ms = std::chrono::duration<double, std::milli>(
-                              std::chrono::steady_clock::now() - start)
-                              .count();
       job.done(std::move(result));
     }
+    stream.close();
+    streams.erase(&stream);
+    if (--host->workers == 0 && host->queue.empty()) hosts.erase(host->key);
   }
 
-  void Enqueue(const HttpUrl& url, Job job) {
+  void Enqueue(Job job, std::size_t limit) {
     if (stopping) {
-      job.done(WebhookResult{false, 0, "the server is shutting down", 0});
+      job.done(AttemptResult::Aborted("the server is stopping"));
       return;
     }
-    const std::string key = url.host + ":" + url.port;
+    std::string key = job.request.url.HostHeader();
     auto& slot = hosts[key];
     if (!slot) {
       slot = std::make_unique<Host>();
-      slot->host = url.host;
-      slot->port = url.port;
+      slot->key = std::move(key);
     }
     Host* host = slot.get();
+    host->limit = ShareOf(limit, options.threads, shard_index);
     host->queue.push_back(std::move(job));
     if (!host->idle.empty()) {
       host->idle.back()->cancel();
       host->idle.pop_back();
-    } else if (host->workers < options.max_connections_per_host) {
+    } else if (host->workers < host->limit) {
       ++host->workers;
       asio::co_spawn(ioc, Worker(host), asio::detached);
     }
@@ -153,55 +221,87 @@ struct WebhookClient::Impl {
       while (!host->queue.empty()) {
         Job job = std::move(host->queue.front());
         host->queue.pop_front();
-        job.done(WebhookResult{false, 0, "the server is shutting down", 0});
+        job.done(AttemptResult::Aborted("the server stopped before the attempt"));
       }
       for (auto* t : host->idle) t->cancel();
       host->idle.clear();
     }
+    for (asio::steady_timer* t : lookups) t->cancel();
+    for (beast::tcp_stream* s : streams) s->cancel();
   }
 
-  WebhookClientOptions options;
+  const WebhookClientOptions& options;
+  const std::size_t shard_index;
+  DnsResolver& resolver;
   asio::io_context ioc{1};
   asio::executor_work_guard<asio::io_context::executor_type> work;
+  // Only the shard's thread touches these.
   std::unordered_map<std::string, std::unique_ptr<Host>> hosts;
+  std::unordered_set<beast::tcp_stream*> streams;
+  std::unordered_set<asio::steady_timer*> lookups;
   bool stopping = false;
   std::thread thread;
 };
 
-WebhookClient::WebhookClient(WebhookClientOptions options) {
-  const unsigned n = std::max(1u, options.threads);
-  WebhookClientOptions shard = options;
-  shard.max_connections_per_host = std::max<std::size_t>(1, options.max_connections_per_host / n);
-  for (unsigned i = 0; i < n; ++i) shards_.push_back(std::make_unique<Impl>(shard));
+WebhookClient::WebhookClient(WebhookClientOptions options)
+    : options_([&] {
+        options.threads = std::max(1u, options.threads);
+        options.max_connections_per_host = std::max<std::size_t>(1, options.max_connections_per_host);
+        return options;
+      }()),
+      resolver_(options_.dns) {
+  for (unsigned i = 0; i < options_.threads; ++i) {
+    shards_.push_back(std::make_unique<Shard>(options_, i, resolver_));
+  }
 }
 
 WebhookClient::~WebhookClient() { Stop(); }
 
-void WebhookClient::Post(const HttpUrl& url, std::string body,
-                         std::string idempotency_key, Callback done) {
-  Impl* impl = shards_[next_.fetch_add(1, std::memory_order_relaxed) % shards_.size()].get();
-  asio::post(impl->ioc, [impl, url,
-                          job = Job{url.target, std::move(body),
-                                    std::move(idempotency_key),
-                                    std::move(done)}]() mutable {
-    impl->Enqueue(url, std::move(job));
+void WebhookClient::Post(WebhookRequest request, Callback done) {
+  // Only the shards with a share of the host's connections take its requests.
+  const std::size_t limit = options_.max_connections_per_host;
+  const std::size_t sharing = std::min<std::size_t>(shards_.size(), limit);
+  Shard* shard = shards_[next_.fetch_add(1, std::memory_order_relaxed) % sharing].get();
+  asio::post(shard->ioc, [shard, limit, job = Job{std::move(request), std::move(done)}]() mutable {
+    shard->Enqueue(std::move(job), limit);
   });
 }
 
-void WebhookClient::Defer(std::function<void()> fn) {
-  asio::post(shards_[0]->ioc, std::move(fn));
+// Sums `count(shard)` over the shards, each counted on its own thread.
+template <typename Count>
+std::size_t SumOverShards(const std::vector<std::unique_ptr<WebhookClient::Shard>>& shards,
+                          Count count) {
+  std::size_t n = 0;
+  for (const auto& shard : shards) {
+    std::promise<std::size_t> result;
+    asio::post(shard->ioc, [&] { result.set_value(count(*shard)); });
+    n += result.get_future().get();
+  }
+  return n;
+}
+
+std::size_t WebhookClient::hosts() const {
+  return SumOverShards(shards_, [](const Shard& s) { return s.hosts.size(); });
+}
+
+std::size_t WebhookClient::connections() const {
+  return SumOverShards(shards_, [](const Shard& s) {
+    std::size_t open = 0;
+    for (const beast::tcp_stream* stream : s.streams) open += stream->socket().is_open() ? 1 : 0;
+    return open;
+  });
 }
 
 void WebhookClient::Stop() {
-  for (auto& impl : shards_) {
-    if (!impl->thread.joinable()) continue;
-    asio::post(impl->ioc, [raw = impl.get()] { raw->StopAll(); });
-    impl->work.reset();
+  for (auto& shard : shards_) {
+    if (!shard->thread.joinable()) continue;
+    asio::post(shard->ioc, [raw = shard.get()] { raw->StopAll(); });
+    shard->work.reset();
   }
-  // Workers in a request finish it (bounded by the timeout), then exit.
-  for (auto& impl : shards_) {
-    if (impl->thread.joinable()) impl->thread.join();
+  for (auto& shard : shards_) {
+    if (shard->thread.joinable()) shard->thread.join();
   }
+  resolver_.Stop();
 }
 
 }  // namespace tickwheel::server

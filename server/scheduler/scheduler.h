@@ -1,20 +1,23 @@
 // Scheduler: the in-memory tier. Keeps the timers due within a look-ahead
-// window in a Wheel and refills it from the store's due index as time moves.
+// window, of the shards this node owns, in a Wheel, refills it from the
+// store's due index as time moves, and hands due timers to the dispatcher.
 #ifndef TICKWHEEL_SERVER_SCHEDULER_SCHEDULER_H_
 #define TICKWHEEL_SERVER_SCHEDULER_SCHEDULER_H_
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <mutex>
+#include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
+#include "common/server_clock.h"
 #include "store/timer_store.h"
+#include "tickwheel/internal/mutex.h"
 #include "tickwheel/wheel.h"
 
 namespace tickwheel::server {
@@ -27,72 +30,106 @@ struct SchedulerOptions {
   std::size_t max_window_timers = 200'000;
 };
 
-// The Scheduler owns, for each timer it has loaded, an entry that is either
-// waiting in the wheel or in flight (handed to `fire`, not yet Finished).
-// Invariant: every scheduled timer of the store (pending or delivering) with
-// due_ms < window_end() is in the map, or is being delivered. The map is a
-// hint, the store is the truth: whoever receives a fired entry re-reads the
-// record and drops it if it changed (stale).
+// The window ends at a position, not a time: every scheduled timer of an
+// owned shard with (due_ms, id) < window_end() is loaded, i.e. in the map
+// (waiting in the wheel or in flight), or stale (the store changed it and
+// the dispatcher's claim will drop it). Timers beyond may be loaded too. The
+// map never holds more than max_window_timers: a refill loads up to the cap
+// and ends the window at the last timer it loaded, even inside one
+// millisecond; an Arm at the cap ends the window before that timer instead
+// of loading it. The map is a hint, the store is the truth.
 //
-// Thread safety: Arm, Disarm and Finish may be called from any thread;
-// `fire` is called on the scheduler's thread, with no lock held.
-// Memory: one wheel node and one map entry per loaded timer.
+// Thread safety: every method but Start/Stop may be called from any thread;
+// `fire` is called on the scheduler's thread, under no lock.
+// Memory: one wheel node and one map entry (with the id) per loaded timer.
 //
-//   Scheduler scheduler(store, {}, [&](std::vector<DueEntry> due) {...});
+//   Scheduler scheduler(store, clock, {}, [&](std::vector<DueEntry> due) {...});
+//   store.SetDueListener([&](auto& id, auto due) { scheduler.OnDueChange(id, due); });
+//   scheduler.AddShards({0});
 //   scheduler.Start();
-//   scheduler.Arm(id, due_ms);   // after the store made it pending
 class Scheduler {
  public:
   using Fire = std::function<void(std::vector<DueEntry>)>;
 
-  Scheduler(TimerStore& store, SchedulerOptions options, Fire fire);
-  ~Scheduler();
+  // REQUIRES: `store` and `clock` outlive this.
+  Scheduler(TimerStore& store, ServerClock& clock, SchedulerOptions options, Fire fire);
+  ~Scheduler();  // Stop()
 
-  // Starts the thread; its first refill loads everything overdue.
+  // Starts the thread. Its first refill loads everything overdue.
   void Start();
   // Stops firing; after it returns `fire` is not called again. Idempotent.
   void Stop();
 
-  // `id` is now scheduled in the store at `due_ms` (after a durable write).
-  // If it is in flight, the new time applies once it is Finished.
-  void Arm(const std::string& id, std::int64_t due_ms);
-  // `id` is no longer scheduled (cancelled).
-  void Disarm(const std::string& id);
+  // This node now owns `shards`: their timers within the window are loaded
+  // (by the scheduler's thread, soon).
+  void AddShards(const std::vector<int>& shards);
+  // This node no longer owns `shards`: their timers are dropped (those in
+  // flight finish; the store fences their outcome).
+  void RemoveShards(const std::vector<int>& shards);
+  std::vector<int> shards() const;
+
+  // `id` is now due at `due_ms`, or (nullopt) no longer scheduled, in the
+  // store (the store's DueListener). Ignored for shards not owned. If `id` is
+  // in flight, the change applies once it is finished.
+  void OnDueChange(const std::string& id, std::optional<std::int64_t> due_ms);
+
   // The receiver of a fired entry is done with it. REQUIRES: `id` in flight.
   void Finish(const std::string& id);
+  // Like Finish, but the timer is still due at `due_ms` in the store and
+  // fires again no earlier than `delay` from now (after a claim that could
+  // not be written, so a failing store is not retried in a spin).
+  void FinishAndRetryIn(const std::string& id, std::int64_t due_ms,
+                        std::chrono::milliseconds delay);
 
   std::size_t loaded() const;     // in the wheel or in flight
   std::size_t in_flight() const;
-  std::int64_t window_end_ms() const;
-  // The number of refills done; 1 after the first (recovery) load.
+  DueEntry window_end() const;
+  std::int64_t window_end_ms() const { return window_end().due_ms; }
+  // Refills done (each loads from the window end to now + window).
   std::uint64_t refills() const;
 
  private:
   struct Entry {
     TimerId timer;        // valid while waiting in the wheel
-    std::int64_t due_ms;
+    std::int64_t due_ms;  // as in the store when it was loaded or armed
     bool in_flight = false;
-    std::optional<std::int64_t> rearm;  // set while in flight
+    // While in flight: the due time to re-arm at when it is finished, if the
+    // store scheduled it again meanwhile.
+    std::optional<std::int64_t> rearm;
   };
 
   void Loop();
-  void Refill(std::int64_t now_ms);
-  // REQUIRES: mutex_ held, `id` not in the map or in flight.
-  void PlaceLocked(const std::string& id, Entry& entry, std::int64_t due_ms);
+  // Loads `shards` from `from` to `to_ms`, up to the room under the cap.
+  // False if the store could not be read (nothing was loaded).
+  bool Load(const std::vector<int>& shards, const DueEntry& from, std::int64_t to_ms)
+      TW_EXCLUDES(mutex_);
+  static constexpr std::chrono::seconds kLoadRetryDelay{1};
+  bool Owned(const std::string& id) const TW_REQUIRES(mutex_);
+  bool InWindow(std::int64_t due_ms, const std::string& id) const TW_REQUIRES(mutex_);
+  // Puts `entry` (not in flight) in the wheel at `deadline`.
+  void PlaceLocked(const std::string& id, Entry& entry, TimePoint deadline)
+      TW_REQUIRES(mutex_);
+  void ArmLocked(const std::string& id, std::int64_t due_ms) TW_REQUIRES(mutex_);
+  void EraseLocked(std::unordered_map<std::string, Entry>::iterator it) TW_REQUIRES(mutex_);
+  void WakeForRoomLocked() TW_REQUIRES(mutex_);
 
   TimerStore& store_;
+  ServerClock& clock_;
   const SchedulerOptions options_;
   const Fire fire_;
+  const std::unique_ptr<Sleeper> sleeper_;
 
-  mutable std::mutex mutex_;
-  std::condition_variable cv_;
-  Wheel<std::string> wheel_;                         // GUARDED_BY(mutex_)
-  std::unordered_map<std::string, Entry> entries_;   // GUARDED_BY(mutex_)
-  std::size_t in_flight_ = 0;                        // GUARDED_BY(mutex_)
-  std::int64_t window_end_ms_ = INT64_MIN;           // GUARDED_BY(mutex_)
-  TimePoint sleeping_until_ = TimePoint::max();                      // GUARDED_BY(mutex_)
-  std::uint64_t refills_ = 0;                        // GUARDED_BY(mutex_)
-  bool stop_ = false;                                // GUARDED_BY(mutex_)
+  mutable internal::Mutex mutex_;
+  Wheel<std::string> wheel_ TW_GUARDED_BY(mutex_);
+  std::unordered_map<std::string, Entry> entries_ TW_GUARDED_BY(mutex_);
+  std::set<int> shards_ TW_GUARDED_BY(mutex_);
+  std::vector<int> shards_to_load_ TW_GUARDED_BY(mutex_);
+  std::size_t in_flight_ TW_GUARDED_BY(mutex_) = 0;
+  DueEntry window_end_ TW_GUARDED_BY(mutex_){INT64_MIN, ""};
+  TimePoint sleeping_until_ TW_GUARDED_BY(mutex_) = TimePoint::max();
+  TimePoint retry_load_at_ TW_GUARDED_BY(mutex_) = TimePoint::min();
+  std::uint64_t refills_ TW_GUARDED_BY(mutex_) = 0;
+  bool stop_ TW_GUARDED_BY(mutex_) = false;
   std::thread thread_;
 };
 

@@ -5,12 +5,12 @@
 #define TICKWHEEL_SERVER_STORE_RETENTION_H_
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
-#include <thread>
+#include <memory>
 
+#include "common/server_clock.h"
 #include "store/timer_store.h"
+#include "tickwheel/internal/periodic_thread.h"
 
 namespace tickwheel::server {
 
@@ -18,28 +18,26 @@ namespace tickwheel::server {
 // owner. Cost: one range scan of the state index and one store write per
 // 1,000 timers deleted.
 //
-//   Retention retention(store, std::chrono::hours(24 * 7));
+//   Retention retention(store, clock, std::chrono::hours(24 * 7));
 //   retention.Start();   // a sweep every min(retention / 2, 1 min)
 class Retention {
  public:
-  // REQUIRES: `keep` > 0.
-  Retention(TimerStore& store, std::chrono::milliseconds keep);
+  // REQUIRES: `keep` > 0; `store` and `clock` outlive this.
+  Retention(TimerStore& store, ServerClock& clock, std::chrono::milliseconds keep);
   ~Retention();
 
-  // Deletes what finished more than `keep` before `now_ms`; returns how
-  // many timers were deleted. Waits for the writes.
-  std::size_t PurgeOnce(std::int64_t now_ms);
+  // Deletes what finished more than `keep` before now; returns how many
+  // timers were deleted. Waits for the writes; stops at the first failure.
+  std::size_t PurgeOnce();
 
   void Start();
   void Stop();  // idempotent
 
  private:
   TimerStore& store_;
+  ServerClock& clock_;
   const std::chrono::milliseconds keep_;
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  bool stop_ = false;  // GUARDED_BY(mutex_)
-  std::thread thread_;
+  std::unique_ptr<internal::PeriodicThread> sweeper_;
 };
 
 }  // namespace tickwheel::server

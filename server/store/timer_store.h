@@ -1,186 +1,162 @@
-// TimerStore: every timer, durably, in RocksDB; writer threads that apply
-// state transitions atomically, one at a time per timer.
+// TimerStore: where every timer lives, durably. The interface the API,
+// scheduler, dispatcher and retention are written against; OpenTimerStore
+// picks the implementation (RocksDB in a data directory, or PostgreSQL), as
+// leveldb's DB::Open hides DBImpl.
 #ifndef TICKWHEEL_SERVER_STORE_TIMER_STORE_H_
 #define TICKWHEEL_SERVER_STORE_TIMER_STORE_H_
 
 #include <array>
-#include <atomic>
-#include <condition_variable>
-#include <deque>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
-#include <unordered_map>
-#include <unordered_set>
+#include <string_view>
 #include <vector>
 
-#include "store/timer_record.h"
-
-namespace rocksdb {
-class DB;
-class Statistics;
-class WriteBatch;
-}  // namespace rocksdb
+#include "common/status.h"
+#include "timer/timer_record.h"
 
 namespace tickwheel::server {
 
-// Empty message: success.
-struct Status {
-  std::string message;
-  bool ok() const { return message.empty(); }
-};
-
 using StateCounts = std::array<std::int64_t, kNumStates>;
 
-// The view a mutation has of the store while it runs: reads see the
-// writes of the mutation and of those before it in its group. Put keeps the due index, the state index
-// and the per-state counts in step with the record.
+// What one mutation sees of the store while it runs: its reads see its own
+// writes and those of the mutations before it in the same atomic write.
+// Put keeps every index and the per-state counts in step with the record.
 class StoreTxn {
  public:
-  // The record of `id`, or nullopt. REQUIRES: `id` is one of the ids the
-  // mutation was submitted with (so no other mutation changes it meanwhile).
-  std::optional<TimerRecord> Get(const std::string& id);
+  virtual ~StoreTxn() = default;
+
+  // The record of `id`, or nullopt if there is none; kCorrupt if the stored
+  // bytes cannot be read (a newer format, damage), in which case the
+  // mutation must not write that id (a Put or Erase of it fails the
+  // mutation). REQUIRES: `id` is one of the ids the mutation was submitted
+  // with (so no other mutation changes it meanwhile).
+  virtual Result<std::optional<TimerRecord>> Get(const std::string& id) = 0;
   // Replaces `before` (nullopt: a new timer) by `after` (same id).
   // REQUIRES: `before` is what Get returned in this mutation.
-  void Put(const std::optional<TimerRecord>& before, const TimerRecord& after);
-  // Deletes the timer and its index keys (retention).
+  virtual void Put(const std::optional<TimerRecord>& before, const TimerRecord& after) = 0;
+  // Deletes the timer and its index entries (retention).
   // REQUIRES: `before` is what Get returned in this mutation.
-  void Erase(const TimerRecord& before);
-
- private:
-  friend class TimerStore;
-  StoreTxn(rocksdb::DB& db, rocksdb::WriteBatch& batch) : db_(db), batch_(batch) {}
-
-  rocksdb::DB& db_;
-  rocksdb::WriteBatch& batch_;
-  std::unordered_map<std::string, TimerRecord> overlay_;
-  std::unordered_set<std::string> erased_;
-  StateCounts delta_{};
+  virtual void Erase(const TimerRecord& before) = 0;
 };
 
-// One entry of the due index.
+struct WriteOptions {
+  // Durable (fsynced, or committed by PostgreSQL) before `done` is called.
+  bool sync = false;
+  // Only while this node holds the leases of the ids' shards (cluster mode;
+  // the embedded store owns everything): otherwise the mutation fails with
+  // kFenced and writes nothing. Claims and outcomes of attempts are fenced.
+  bool fenced = false;
+};
+
+// One entry of the due index: a pending or delivering timer.
 struct DueEntry {
   std::int64_t due_ms;
   std::string id;
+  friend auto operator<=>(const DueEntry&, const DueEntry&) = default;
 };
 
-// Keys (one column family, by prefix byte):
-//   'r' id                 -> encoded TimerRecord
-//   'd' be64(due_ms) id    -> ""   for pending and delivering timers
-//   's' state be64(updated_ms) id -> ""   delivered, failed and cancelled
-//                                  timers, by when they finished (listing,
-//                                  retention; pending and delivering ones
-//                                  are listed from the due index)
-//   'm' "count" state      -> int64, the number of timers in that state
-//                                  (merged: every write adds its deltas)
+// A position in a listing: the (time, id) of the last entry looked at. The
+// time is due_ms for pending and delivering timers, updated_ms (when they
+// finished) for the others.
+struct ListCursor {
+  std::int64_t time_ms = 0;
+  std::string id;
+};
+
+struct ListPage {
+  std::vector<TimerRecord> records;
+  std::optional<ListCursor> next;  // set while there may be more
+};
+
+// Told of every change to when a timer is due, once it is committed:
+// `due_ms` is its new due time, or nullopt when it stopped being scheduled
+// (delivered, failed, cancelled, deleted). Calls for one id come in commit
+// order. A claim (the same due time) is not a change.
+using DueListener =
+    std::function<void(const std::string& id, std::optional<std::int64_t> due_ms)>;
+
+// Thread safety: every method may be called from any thread.
 //
-// Thread safety: all methods may be called from any thread. A mutation
-// names the ids it touches; mutations with an id in common never run at
-// the same time (striped locks), others run in parallel on the store's
-// writer threads. Group commit: a writer takes everything queued (up to
-// 256 mutations), runs them in order on one transaction and writes them
-// in one atomic RocksDB write; writers running at the same time also share
-// WAL fsyncs (RocksDB's own group commit). So durable creates from many
-// clients cost one fsync per group, not one each. Reads run on the
-// caller's thread and see every write whose `done` has been called.
-// Cost: per mutation, a point read per timer it reads and a few keys
-// written; per group, one WAL append and at most one fsync.
-//
-//   store->Submit({record.id},
-//                 [&](StoreTxn& txn) { txn.Put(std::nullopt, record); },
-//                 [](const Status& s) { /* durable now, if s.ok() */ },
-//                 /*sync=*/true);
+//   store.Submit({id},
+//                [&](StoreTxn& txn) -> Status { txn.Put(std::nullopt, record); return {}; },
+//                [](const Status& s) { /* durable now, if s.ok() */ },
+//                {.sync = true});
 class TimerStore {
  public:
-  using Mutation = std::function<void(StoreTxn&)>;
+  // Runs on a store thread; its writes count only if it returns ok.
+  using Mutation = std::function<Status(StoreTxn&)>;
   using Done = std::function<void(const Status&)>;
 
-  // Opens (creating if needed) the store in `dir`. On failure returns null
-  // and sets `error` to a message that says what to do.
-  static std::unique_ptr<TimerStore> Open(const std::string& dir,
-                                          std::string* error,
-                                          unsigned writer_threads = 8);
-  ~TimerStore();
+  virtual ~TimerStore() = default;
 
-  // Queues `mutation` over the timers `ids`. A writer thread locks them,
-  // runs it, writes its changes atomically with its group (WAL synced if
-  // `sync` or another mutation of the group asked for it), then calls
-  // `done` while still holding the locks (so effects of `done`, such
-  // as arming the scheduler, happen in commit order per id). After Close,
-  // `done` gets an error and the mutation does not run.
-  void Submit(std::vector<std::string> ids, Mutation mutation, Done done,
-              bool sync);
+  // Queues `mutation` over the timers `ids`. Mutations with an id in common
+  // never run at the same time; each runs whole or not at all. `done` gets
+  // the mutation's own status, or the write's if that failed (kUnavailable:
+  // nothing of it was written), and runs before the ids are free for the
+  // next mutation (so what it does, like answering a client, follows commit
+  // order per id). After Close, `done` gets kUnavailable at once.
+  virtual void Submit(std::vector<std::string> ids, Mutation mutation, Done done,
+                      WriteOptions options) = 0;
 
-  std::optional<TimerRecord> Get(const std::string& id) const;
+  // The record of `id` as of the last completed write; nullopt if none.
+  virtual Result<std::optional<TimerRecord>> Get(const std::string& id) const = 0;
 
-  // Due entries with from_ms <= due_ms < to_ms, in (due_ms, id) order, at
-  // most `limit` of them.
-  std::vector<DueEntry> ScanDue(std::int64_t from_ms, std::int64_t to_ms,
-                                std::size_t limit) const;
+  // Due entries of the given shards with `from` <= (due_ms, id) and
+  // due_ms < to_ms, in (due_ms, id) order, at most `limit`.
+  virtual Result<std::vector<DueEntry>> ScanDue(const std::vector<int>& shards,
+                                                const DueEntry& from,
+                                                std::int64_t to_ms,
+                                                std::size_t limit) const = 0;
 
-  // Records in `state` after the one with id `after_id` ("" for the start),
-  // at most `limit`: pending and delivering timers in due-time order (from
-  // the due index, which holds both: at most kListScanBudget entries are
-  // looked at per call), the other states in the order they finished. If there may be
-  // more, `*resume_after` (if given) is set to the id to continue after,
-  // else cleared.
-  std::vector<TimerRecord> List(TimerState state, const std::string& after_id,
-                                std::size_t limit,
-                                std::string* resume_after = nullptr) const;
+  // Timers in `state` after `after` (from the start if nullopt): pending and
+  // delivering ones by due time, the others by when they finished. Looks at
+  // kListScanBudget index entries at most and stops once the records reach
+  // `max_bytes` (at least one is returned if there is one), so a page can be
+  // short, even empty, and still have a `next`. `next` only moves forward.
+  virtual Result<ListPage> List(TimerState state, const std::optional<ListCursor>& after,
+                                std::size_t limit, std::size_t max_bytes) const = 0;
   static constexpr std::size_t kListScanBudget = 10'000;
 
   // Ids of timers that reached `state` (delivered, failed or cancelled)
   // before `before_ms`, oldest first, at most `limit` (for retention).
-  std::vector<std::string> FinishedBefore(TimerState state, std::int64_t before_ms,
-                                          std::size_t limit) const;
+  virtual Result<std::vector<std::string>> FinishedBefore(TimerState state,
+                                                          std::int64_t before_ms,
+                                                          std::size_t limit) const = 0;
 
   // Timers per state, as of the last completed write.
-  StateCounts Counts() const;
+  virtual StateCounts Counts() const = 0;
 
-  // WAL fsyncs so far (RocksDB statistics).
-  std::uint64_t wal_syncs() const;
+  // The number of shards timers are spread over (1 for the embedded store)
+  // and the shard of `id`. The scheduler loads the shards this node owns.
+  virtual int shard_count() const = 0;
+  virtual int ShardOf(std::string_view id) const = 0;
 
-  // Observer of each write: (mutations in it, sync, duration ns). Set
-  // before use.
-  void SetWriteObserver(std::function<void(std::size_t, bool, std::int64_t)> f) {
-    observer_ = std::move(f);
-  }
+  // REQUIRES: not called while a write is in progress (set it before the
+  // writes it should see).
+  virtual void SetDueListener(DueListener listener) = 0;
 
-  // Runs what is queued, stops the writers and closes the database.
-  // Idempotent.
-  void Close();
+  // Appends the store's own gauges (Prometheus text), e.g. WAL syncs.
+  virtual void AppendMetrics(std::string& out) const = 0;
 
- private:
-  struct Op {
-    std::vector<std::string> ids;
-    Mutation mutation;
-    Done done;
-    bool sync;
-  };
-  static constexpr std::size_t kStripes = 4096;
-  static constexpr std::size_t kMaxGroup = 256;        // mutations per write
-  static constexpr std::size_t kMaxGroupIds = 20'000;  // ids per write
-
-  TimerStore(rocksdb::DB* db, std::shared_ptr<rocksdb::Statistics> stats);
-  void WriterLoop();
-  void Run(std::vector<Op>& group);
-
-  rocksdb::DB* db_;
-  std::shared_ptr<rocksdb::Statistics> stats_;
-  std::array<std::atomic<std::int64_t>, kNumStates> counts_{};
-  std::unique_ptr<std::mutex[]> stripes_{new std::mutex[kStripes]};
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::deque<Op> queue_;  // GUARDED_BY(mutex_)
-  bool closing_ = false;  // GUARDED_BY(mutex_)
-  bool closed_ = false;   // GUARDED_BY(mutex_)
-  std::function<void(std::size_t, bool, std::int64_t)> observer_;
-  std::vector<std::thread> writers_;
+  // Runs what is queued, then closes. Idempotent.
+  virtual void Close() = 0;
 };
+
+// Observer of each atomic write: (mutations in it, synced, duration ns).
+using WriteObserver = std::function<void(std::size_t, bool, std::int64_t)>;
+
+struct StoreOptions {
+  std::string data_dir;  // the embedded RocksDB store
+  unsigned writer_threads = 8;
+  WriteObserver observer;
+};
+
+// Opens (creating if needed) the store. Fails with kUnavailable and a
+// message that says what to do.
+Result<std::unique_ptr<TimerStore>> OpenTimerStore(const StoreOptions& options);
 
 }  // namespace tickwheel::server
 

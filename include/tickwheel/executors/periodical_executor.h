@@ -54,7 +54,8 @@ struct PeriodicalExecutorOptions {
 // PeriodicalExecutor is go-zero's PeriodicalExecutor without its races: Add
 // puts a task into a TaskContainer; when AddTask says the container is full,
 // the batch is queued for a background flusher thread, and Add blocks while
-// two earlier full batches still wait in that queue (so a slow Execute slows
+// more than internal::BatchFlusher::kWaitingBatches (16) full batches, its own
+// included, wait in that queue (so a slow Execute slows
 // the producers down instead of piling up batches; go-zero's Add waits until
 // its batch is taken, a thread switch per batch). The flusher also flushes the
 // container on every `interval` tick, unless it ran a full batch since the
@@ -104,8 +105,8 @@ class PeriodicalExecutor {
   PeriodicalExecutor& operator=(const PeriodicalExecutor&) = delete;
 
   // Adds a task. If this fills the container, queues the batch for the
-  // flusher thread and blocks while two earlier full batches wait in the
-  // queue (never when called from a batch). May throw std::system_error if the
+  // flusher thread and blocks while more than 16 full batches (this one
+  // included) wait in the queue (never when called from a batch). May throw std::system_error if the
   // flusher thread cannot start; the task is kept and the next Flush or Add
   // runs it.
   void Add(Task task) {

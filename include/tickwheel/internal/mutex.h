@@ -19,6 +19,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <shared_mutex>
 
 #if defined(__clang__)
 #define TW_THREAD_ANNOTATION(x) __attribute__((x))
@@ -34,7 +35,11 @@
 #define TW_REQUIRES(...) TW_THREAD_ANNOTATION(requires_capability(__VA_ARGS__))
 // On a function: the caller does not hold `mu` (the function takes it).
 #define TW_EXCLUDES(...) TW_THREAD_ANNOTATION(locks_excluded(__VA_ARGS__))
+#define TW_REQUIRES_SHARED(...) TW_THREAD_ANNOTATION(requires_shared_capability(__VA_ARGS__))
 #define TW_ACQUIRE(...) TW_THREAD_ANNOTATION(acquire_capability(__VA_ARGS__))
+#define TW_ACQUIRE_SHARED(...) TW_THREAD_ANNOTATION(acquire_shared_capability(__VA_ARGS__))
+#define TW_RELEASE_SHARED(...) TW_THREAD_ANNOTATION(release_shared_capability(__VA_ARGS__))
+#define TW_RELEASE_GENERIC(...) TW_THREAD_ANNOTATION(release_generic_capability(__VA_ARGS__))
 #define TW_RELEASE(...) TW_THREAD_ANNOTATION(release_capability(__VA_ARGS__))
 #define TW_TRY_ACQUIRE(...) TW_THREAD_ANNOTATION(try_acquire_capability(__VA_ARGS__))
 #define TW_CAPABILITY(name) TW_THREAD_ANNOTATION(capability(name))
@@ -90,6 +95,46 @@ class TW_SCOPED_CAPABILITY MutexLock {
  private:
   Mutex& mu_;
   bool held_ = true;
+};
+
+// A reader-writer mutex: many readers, or one writer.
+class TW_CAPABILITY("shared_mutex") SharedMutex {
+ public:
+  SharedMutex() = default;
+  SharedMutex(const SharedMutex&) = delete;
+  SharedMutex& operator=(const SharedMutex&) = delete;
+
+  void Lock() TW_ACQUIRE() { mu_.lock(); }
+  void Unlock() TW_RELEASE() { mu_.unlock(); }
+  void LockShared() TW_ACQUIRE_SHARED() { mu_.lock_shared(); }
+  void UnlockShared() TW_RELEASE_SHARED() { mu_.unlock_shared(); }
+
+ private:
+  std::shared_mutex mu_;
+};
+
+// Holds `mu` shared (as a reader) for its scope.
+class TW_SCOPED_CAPABILITY ReaderLock {
+ public:
+  explicit ReaderLock(SharedMutex& mu) TW_ACQUIRE_SHARED(mu) : mu_(mu) { mu_.LockShared(); }
+  ~ReaderLock() TW_RELEASE() { mu_.UnlockShared(); }
+  ReaderLock(const ReaderLock&) = delete;
+  ReaderLock& operator=(const ReaderLock&) = delete;
+
+ private:
+  SharedMutex& mu_;
+};
+
+// Holds `mu` exclusively (as the writer) for its scope.
+class TW_SCOPED_CAPABILITY WriterLock {
+ public:
+  explicit WriterLock(SharedMutex& mu) TW_ACQUIRE(mu) : mu_(mu) { mu_.Lock(); }
+  ~WriterLock() TW_RELEASE() { mu_.Unlock(); }
+  WriterLock(const WriterLock&) = delete;
+  WriterLock& operator=(const WriterLock&) = delete;
+
+ private:
+  SharedMutex& mu_;
 };
 
 // A condition variable used with a Mutex. Wait releases `mu` while it

@@ -25,6 +25,12 @@ Delivery Parse(const http::request<http::string_body>& req) {
   d.received_ms = NowMs();
   d.path = std::string(req.target());
   d.idempotency_key = std::string(req["Idempotency-Key"]);
+  d.body = req.body();
+  for (const auto& field : req) {
+    std::string name(field.name_string());
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    d.headers[name] = std::string(field.value());
+  }
   boost::system::error_code ec;
   json::value v = json::parse(req.body(), ec);
   if (!ec && v.is_object()) {
@@ -39,33 +45,56 @@ Delivery Parse(const http::request<http::string_body>& req) {
 }  // namespace
 
 struct WebhookReceiver::Impl {
-  asio::io_context ioc;
-  tcp::acceptor acceptor{ioc};
-  std::vector<std::thread> threads;
+  // Declared before the io_context: connections left when it is destroyed
+  // still count themselves out under this mutex.
   mutable std::mutex mutex;
   std::condition_variable cv;
   std::vector<Delivery> deliveries;
   std::size_t count = 0;
   bool record = true;
   Policy policy;
+  Responder responder;
+  std::size_t open = 0;
+  std::size_t max_open = 0;
+  asio::io_context ioc;
+  tcp::acceptor acceptor{ioc};
+  std::vector<std::thread> threads;
 
   asio::awaitable<void> Serve(tcp::socket socket) {
+    {
+      std::lock_guard lock(mutex);
+      max_open = std::max(max_open, ++open);
+    }
+    struct Closed {
+      Impl* impl;
+      ~Closed() {
+        std::lock_guard lock(impl->mutex);
+        --impl->open;
+      }
+    } closed{this};
     beast::tcp_stream stream(std::move(socket));
     beast::flat_buffer buffer;
+    asio::steady_timer wait(stream.get_executor());
     for (;;) {
       http::request<http::string_body> req;
       boost::system::error_code ec;
       co_await http::async_read(stream, buffer, req, asio::redirect_error(asio::use_awaitable, ec));
       if (ec) break;
-      int status = 200;
+      Reply reply;
       Policy p;
+      Responder r;
       {
         std::lock_guard lock(mutex);
         p = policy;
+        r = responder;
       }
-      if (record || p) {
+      if (record || p || r) {
         Delivery d = Parse(req);
-        if (p) status = p(d);  // may block: outside the lock
+        if (r) {
+          reply = r(d);
+        } else if (p) {
+          reply.status = p(d);  // may block: outside the lock
+        }
         std::lock_guard lock(mutex);
         if (record) deliveries.push_back(std::move(d));
         ++count;
@@ -74,11 +103,31 @@ struct WebhookReceiver::Impl {
         ++count;
       }
       cv.notify_all();
-      http::response<http::string_body> res{static_cast<http::status>(status), 11};
+      if (reply.delay.count() > 0) {
+        wait.expires_after(reply.delay);
+        co_await wait.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      }
+      if (reply.mode == Reply::Mode::kReset) {
+        stream.socket().set_option(asio::socket_base::linger(true, 0), ec);
+        stream.socket().close(ec);
+        break;
+      }
+      if (reply.mode == Reply::Mode::kNeverAnswer) {
+        wait.expires_at(asio::steady_timer::time_point::max());
+        co_await wait.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        break;
+      }
+      if (reply.mode == Reply::Mode::kGarbage) {
+        co_await asio::async_write(stream, asio::buffer(std::string_view("garbage\r\n\r\n")),
+                                   asio::redirect_error(asio::use_awaitable, ec));
+        break;
+      }
+      http::response<http::string_body> res{static_cast<http::status>(reply.status), 11};
       res.keep_alive(req.keep_alive());
+      if (!reply.retry_after.empty()) res.set(http::field::retry_after, reply.retry_after);
       res.prepare_payload();
       co_await http::async_write(stream, res, asio::redirect_error(asio::use_awaitable, ec));
-      if (ec || !req.keep_alive()) break;
+      if (ec || !req.keep_alive() || reply.mode == Reply::Mode::kCloseAfterAnswer) break;
     }
   }
 
@@ -117,6 +166,21 @@ WebhookReceiver::~WebhookReceiver() {
 void WebhookReceiver::SetPolicy(Policy policy) {
   std::lock_guard lock(impl_->mutex);
   impl_->policy = std::move(policy);
+}
+
+void WebhookReceiver::SetResponder(Responder responder) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->responder = std::move(responder);
+}
+
+std::size_t WebhookReceiver::connections() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->open;
+}
+
+std::size_t WebhookReceiver::max_connections() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->max_open;
 }
 
 bool WebhookReceiver::WaitFor(std::size_t n, std::chrono::milliseconds patience) {

@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -23,6 +24,23 @@ struct Delivery {
   std::int64_t fire_at_ms = 0;
   std::int64_t received_ms = 0;  // wall clock when the request was read
   std::string payload;           // serialized JSON
+  std::string body;              // as received
+  std::map<std::string, std::string> headers;  // names in lower case
+};
+
+// How the receiver answers one delivery.
+struct Reply {
+  enum class Mode {
+    kAnswer,            // `status`, keep-alive as asked
+    kCloseAfterAnswer,  // `status` with keep-alive, then close the idle connection
+    kReset,             // read it, then reset the connection: no answer
+    kNeverAnswer,       // read it and hold the connection, silent
+    kGarbage,           // answer bytes that are not HTTP, then close
+  };
+  int status = 200;
+  Mode mode = Mode::kAnswer;
+  std::chrono::milliseconds delay{0};  // before answering
+  std::string retry_after;             // a Retry-After header, if not empty
 };
 
 // Thread safety: all methods may be called from any thread.
@@ -30,6 +48,8 @@ class WebhookReceiver {
  public:
   // Answer for a delivery: an HTTP status (200 by default).
   using Policy = std::function<int(const Delivery&)>;
+  // How to answer a delivery; called on a receiver thread, may not block.
+  using Responder = std::function<Reply(const Delivery&)>;
 
   explicit WebhookReceiver(unsigned threads = 1, bool record = true);
   ~WebhookReceiver();
@@ -39,11 +59,15 @@ class WebhookReceiver {
     return "http://127.0.0.1:" + std::to_string(port_) + path;
   }
   void SetPolicy(Policy policy);
+  void SetResponder(Responder responder);
 
   // Waits until at least `n` deliveries arrived; false after `patience`.
   bool WaitFor(std::size_t n, std::chrono::milliseconds patience);
   std::vector<Delivery> deliveries() const;
   std::size_t count() const;
+  // Connections open now, and the most ever open at once.
+  std::size_t connections() const;
+  std::size_t max_connections() const;
 
  private:
   struct Impl;

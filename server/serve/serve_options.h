@@ -1,7 +1,7 @@
-// `tickwheel serve`: wires the store, scheduler, delivery and API together
-// and runs until SIGTERM/SIGINT.
-#ifndef TICKWHEEL_SERVER_SERVE_H_
-#define TICKWHEEL_SERVER_SERVE_H_
+// Everything `tickwheel serve` can be told (app/server_commands.cc maps the
+// flags onto it; docs/server.md lists them).
+#ifndef TICKWHEEL_SERVER_SERVE_SERVE_OPTIONS_H_
+#define TICKWHEEL_SERVER_SERVE_SERVE_OPTIONS_H_
 
 #include <chrono>
 #include <string>
@@ -30,10 +30,6 @@ struct ServeOptions {
   std::string log_level = "info";
 };
 
-// Runs the server; returns the process exit code (0 after a clean drain,
-// 1 if it could not start, with the reason logged).
-int RunServe(const ServeOptions& options);
-
 }  // namespace tickwheel::server
 
-#endif  // TICKWHEEL_SERVER_SERVE_H_
+#endif  // TICKWHEEL_SERVER_SERVE_SERVE_OPTIONS_H_

@@ -1,6 +1,6 @@
 // The server's counters and histograms, and their Prometheus text form.
-#ifndef TICKWHEEL_SERVER_METRICS_H_
-#define TICKWHEEL_SERVER_METRICS_H_
+#ifndef TICKWHEEL_SERVER_COMMON_METRICS_H_
+#define TICKWHEEL_SERVER_COMMON_METRICS_H_
 
 #include <array>
 #include <atomic>
@@ -39,9 +39,17 @@ struct Metrics {
   std::atomic<std::uint64_t> failed{0};  // became dead letters
   std::atomic<std::uint64_t> cancelled{0};
   std::atomic<std::uint64_t> rescheduled{0};
+  // Attempts of timers found `delivering` (in flight when a process stopped).
   std::atomic<std::uint64_t> duplicates_after_recovery{0};
+  // Attempts whose request was sent but whose answer never came (timeout,
+  // connection lost): the receiver may have processed them.
+  std::atomic<std::uint64_t> attempts_unanswered{0};
+  std::atomic<std::uint64_t> fenced_writes{0};          // refused: shard not owned
+  std::atomic<std::uint64_t> store_write_failures{0};   // claims/outcomes to write again
+  std::atomic<std::uint64_t> waiting_for_nats{0};       // NATS timers left pending
   std::atomic<std::uint64_t> http_requests{0};
   std::atomic<std::uint64_t> http_client_errors{0};  // 4xx answered
+  std::atomic<std::uint64_t> http_overloaded{0};     // 503: over a connection or memory limit
   MsHistogram delivery_latency;  // request sent -> response read
   MsHistogram lateness;          // due time -> attempt claimed (wall clock)
   MsHistogram store_write;       // one write (incl. waiting for the fsync)
@@ -55,4 +63,4 @@ struct Metrics {
 
 }  // namespace tickwheel::server
 
-#endif  // TICKWHEEL_SERVER_METRICS_H_
+#endif  // TICKWHEEL_SERVER_COMMON_METRICS_H_

@@ -1,4 +1,4 @@
-#include "metrics.h"
+#include "common/metrics.h"
 
 #include <cstdio>
 
@@ -71,8 +71,22 @@ std::string Metrics::Render(
   Counter(out, "tickwheel_duplicates_after_recovery_total",
           "Attempts of timers that were in flight when the previous process stopped (possible duplicates).",
           duplicates_after_recovery);
+  Counter(out, "tickwheel_attempts_unanswered_total",
+          "Attempts sent whose answer never came (timeout, connection lost): their retry may be a duplicate.",
+          attempts_unanswered);
+  Counter(out, "tickwheel_fenced_writes_total",
+          "Claims and outcomes refused because this node no longer owned the shard.", fenced_writes);
+  Counter(out, "tickwheel_store_write_failures_total",
+          "Claims and outcomes the store could not write (written again after a pause).",
+          store_write_failures);
+  Counter(out, "tickwheel_timers_waiting_for_nats_total",
+          "Due timers with a NATS target left pending because this server runs without --nats.",
+          waiting_for_nats);
   Counter(out, "tickwheel_http_requests_total", "API requests answered.", http_requests);
   Counter(out, "tickwheel_http_client_errors_total", "API requests answered 4xx.", http_client_errors);
+  Counter(out, "tickwheel_http_overloaded_total",
+          "Requests and connections answered 503 because the server was over a limit.",
+          http_overloaded);
   Counter(out, "tickwheel_store_writes_total", "Atomic store writes (group commits).", store_writes);
   Counter(out, "tickwheel_store_mutations_total", "State changes written (creates, claims, outcomes, ...).", store_mutations);
   delivery_latency.Render(out, "tickwheel_delivery_latency_seconds",

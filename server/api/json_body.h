@@ -1,0 +1,30 @@
+// Request bodies as JSON: parsed with bounded memory, and their canonical
+// form (for digests that ignore key order and spacing).
+#ifndef TICKWHEEL_SERVER_API_JSON_BODY_H_
+#define TICKWHEEL_SERVER_API_JSON_BODY_H_
+
+#include <boost/json/value.hpp>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+
+namespace tickwheel::server {
+
+// The tree may use at most this many bytes per byte of body (plus 64 KiB):
+// ordinary timers use 2-4; a body of tiny values ("[0,0,0,...]") would use
+// 10-20 and is refused instead of being built.
+inline constexpr std::size_t kJsonMemoryPerBodyByte = 6;
+
+// Parses `body`. Fails with kInvalidArgument "invalid_json" (naming the
+// offset) when it does not parse or nests deeper than 64, and with
+// kTooLarge "body_too_complex" when its tree would need more memory than
+// the bound above.
+Result<boost::json::value> ParseJsonBody(std::string_view body);
+
+// `v` serialized with every object's keys sorted (recursively), no spaces.
+std::string CanonicalJson(const boost::json::value& v);
+
+}  // namespace tickwheel::server
+
+#endif  // TICKWHEEL_SERVER_API_JSON_BODY_H_

@@ -1,0 +1,99 @@
+#include "api/list_query.h"
+
+#include <charconv>
+
+#include "api/timer_request.h"
+
+namespace tickwheel::server {
+
+std::optional<std::string> PercentDecode(std::string_view text) {
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '+') {
+      out += ' ';
+    } else if (text[i] != '%') {
+      out += text[i];
+    } else {
+      if (i + 2 >= text.size()) return std::nullopt;
+      const int hi = hex(text[i + 1]);
+      const int lo = hex(text[i + 2]);
+      if (hi < 0 || lo < 0) return std::nullopt;
+      out += static_cast<char>(hi * 16 + lo);
+      i += 2;
+    }
+  }
+  return out;
+}
+
+Result<ListCursor> DecodeCursor(std::string_view text) {
+  const Status bad = Status::Invalid(
+      "invalid_value", "after must be the next_after of a previous page (\"<time>:<id>\")",
+      "after");
+  const std::size_t colon = text.find(':');
+  if (colon == std::string_view::npos || colon == 0) return bad;
+  ListCursor cursor;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + colon, cursor.time_ms);
+  if (ec != std::errc() || end != text.data() + colon) return bad;
+  cursor.id = std::string(text.substr(colon + 1));
+  if (!ValidateId(cursor.id, "after").ok()) return bad;
+  return cursor;
+}
+
+Result<ListQuery> ParseListQuery(std::string_view query) {
+  ListQuery out;
+  bool has_state = false;
+  while (!query.empty()) {
+    const std::size_t amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+    if (pair.empty()) continue;
+    const std::size_t eq = pair.find('=');
+    const std::optional<std::string> key = PercentDecode(pair.substr(0, eq));
+    const std::optional<std::string> value =
+        PercentDecode(eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1));
+    if (!key || !value) {
+      return Status::Invalid("invalid_value", "malformed %-escape in the query string");
+    }
+    if (*key == "state") {
+      std::optional<TimerState> state = ParseState(*value);
+      if (!state) {
+        return Status::Invalid("invalid_value",
+                               "state must be pending, delivering, delivered, failed or "
+                               "cancelled, not \"" + value->substr(0, 64) + "\"",
+                               "state");
+      }
+      out.state = *state;
+      has_state = true;
+    } else if (*key == "limit") {
+      std::size_t n = 0;
+      auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), n);
+      if (ec != std::errc() || end != value->data() + value->size() || n < 1 || n > 1000) {
+        return Status::Invalid("invalid_value", "limit must be an integer 1..1000", "limit");
+      }
+      out.limit = n;
+    } else if (*key == "after") {
+      Result<ListCursor> cursor = DecodeCursor(*value);
+      if (!cursor.ok()) return cursor.status();
+      out.after = std::move(*cursor);
+    } else {
+      return Status::Invalid("unknown_field",
+                             "unknown query parameter \"" + key->substr(0, 64) +
+                                 "\"; known: state, limit, after",
+                             key->substr(0, 64));
+    }
+  }
+  if (!has_state) {
+    return Status::Invalid("missing_field",
+                           "give ?state=pending|delivering|delivered|failed|cancelled", "state");
+  }
+  return out;
+}
+
+}  // namespace tickwheel::server

@@ -1,0 +1,34 @@
+// The query string of GET /v1/timers: ?state=S&limit=N&after=CURSOR.
+#ifndef TICKWHEEL_SERVER_API_LIST_QUERY_H_
+#define TICKWHEEL_SERVER_API_LIST_QUERY_H_
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+#include "store/timer_store.h"
+#include "timer/timer_record.h"
+
+namespace tickwheel::server {
+
+struct ListQuery {
+  TimerState state = TimerState::kPending;
+  std::size_t limit = 100;             // 1..1000
+  std::optional<ListCursor> after;     // a previous page's next_after
+};
+
+// Parses a query string (without '?'): percent-decoded, every parameter
+// known, state given. kInvalidArgument names the parameter that is wrong.
+Result<ListQuery> ParseListQuery(std::string_view query);
+
+// "<time_ms>:<id>", as EncodeCursor (api/timer_json.h) writes it.
+Result<ListCursor> DecodeCursor(std::string_view text);
+
+// %XX and '+' decoded; nullopt for a malformed escape.
+std::optional<std::string> PercentDecode(std::string_view text);
+
+}  // namespace tickwheel::server
+
+#endif  // TICKWHEEL_SERVER_API_LIST_QUERY_H_

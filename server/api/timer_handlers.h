@@ -1,0 +1,45 @@
+// The handlers of /v1/timers: each parses its request, runs its transition
+// (timer/timer_state_machine.h) in one store write, and answers after the
+// write is durable.
+#ifndef TICKWHEEL_SERVER_API_TIMER_HANDLERS_H_
+#define TICKWHEEL_SERVER_API_TIMER_HANDLERS_H_
+
+#include <boost/asio/awaitable.hpp>
+#include <string>
+#include <string_view>
+
+#include "api/http_response.h"
+#include "api/timer_request.h"
+#include "common/metrics.h"
+#include "common/server_clock.h"
+#include "store/timer_store.h"
+
+namespace tickwheel::server {
+
+// Thread safety: every handler may run on any number of threads at once;
+// the store serializes the writes to one timer.
+class TimerHandlers {
+ public:
+  TimerHandlers(TimerStore& store, ServerClock& clock, Metrics& metrics, ApiLimits limits);
+
+  boost::asio::awaitable<HttpResponse> Create(const HttpRequest& req);
+  boost::asio::awaitable<HttpResponse> CreateBatch(const HttpRequest& req);
+  HttpResponse Get(const std::string& id);
+  boost::asio::awaitable<HttpResponse> Reschedule(const HttpRequest& req, const std::string& id);
+  boost::asio::awaitable<HttpResponse> Cancel(const std::string& id);
+  boost::asio::awaitable<HttpResponse> Retry(const std::string& id);
+  HttpResponse List(std::string_view query);
+
+  // A page of a listing holds records up to about this many bytes.
+  static constexpr std::size_t kPageBytes = 4 << 20;
+
+ private:
+  TimerStore& store_;
+  ServerClock& clock_;
+  Metrics& metrics_;
+  const ApiLimits limits_;
+};
+
+}  // namespace tickwheel::server
+
+#endif  // TICKWHEEL_SERVER_API_TIMER_HANDLERS_H_

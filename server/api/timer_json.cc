@@ -1,0 +1,130 @@
+#include "api/timer_json.h"
+
+#include <boost/json.hpp>
+
+#include "timer/target.h"
+
+namespace tickwheel::server {
+
+namespace json = boost::json;
+
+namespace {
+
+std::string Quoted(std::string_view text) { return json::serialize(json::string_view(text)); }
+
+}  // namespace
+
+std::string TimerJson(const TimerRecord& r, bool show_header_values) {
+  // Built by hand: the payload is stored serialized and goes out as is.
+  std::string out;
+  out.reserve(256 + r.payload.size() + r.target.size());
+  out += "{\"id\":";
+  out += Quoted(r.id);
+  out += ",\"state\":\"";
+  out += StateName(r.state);
+  out += "\",\"fire_at_ms\":";
+  out += std::to_string(r.fire_at_ms);
+  if (IsScheduled(r.state)) {
+    out += ",\"next_attempt_ms\":";
+    out += std::to_string(r.due_ms);
+  }
+  out += ",\"attempts\":";
+  out += std::to_string(r.attempts);
+  out += ",\"retry\":{\"max_attempts\":";
+  out += std::to_string(r.max_attempts);
+  out += ",\"backoff_ms\":";
+  out += std::to_string(r.backoff_ms);
+  if (IsNatsTarget(r.target)) {
+    out += "},\"target\":{\"nats\":";
+    out += Quoted(NatsSubject(r.target));
+  } else {
+    out += "},\"target\":{\"url\":";
+    out += Quoted(r.target);
+    if (!r.headers.empty()) {
+      out += ",\"headers\":{";
+      for (std::size_t i = 0; i < r.headers.size(); ++i) {
+        if (i) out += ',';
+        out += Quoted(r.headers[i].first);
+        out += ':';
+        out += show_header_values ? Quoted(r.headers[i].second) : "\"***\"";
+      }
+      out += '}';
+    }
+  }
+  out += "},\"payload\":";
+  out += r.payload.empty() ? "null" : r.payload;
+  out += ",\"created_ms\":";
+  out += std::to_string(r.created_ms);
+  out += ",\"updated_ms\":";
+  out += std::to_string(r.updated_ms);
+  if (!r.last_error.empty()) {
+    out += ",\"last_error\":";
+    out += Quoted(r.last_error);
+  }
+  if (!r.attempt_log.empty()) {
+    out += ",\"attempt_log\":[";
+    for (std::size_t i = 0; i < r.attempt_log.size(); ++i) {
+      const AttemptLog& a = r.attempt_log[i];
+      if (i) out += ',';
+      out += "{\"started_ms\":" + std::to_string(a.started_ms) +
+             ",\"duration_ms\":" + std::to_string(a.duration_ms);
+      if (a.status != 0) out += ",\"status\":" + std::to_string(a.status);
+      if (!a.error.empty()) out += ",\"error\":" + Quoted(a.error);
+      out += '}';
+    }
+    out += ']';
+  }
+  out += '}';
+  return out;
+}
+
+std::string BatchJson(const std::vector<TimerRecord>& records, const std::vector<char>& created) {
+  std::string out = "{\"timers\":[";
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const TimerRecord& r = records[i];
+    if (i) out += ',';
+    out += "{\"id\":" + Quoted(r.id) + ",\"state\":\"" + std::string(StateName(r.state)) +
+           "\",\"fire_at_ms\":" + std::to_string(r.fire_at_ms) +
+           ",\"created\":" + (created[i] ? "true" : "false") + "}";
+  }
+  return out + "]}";
+}
+
+std::string PageJson(const ListPage& page) {
+  std::string out = "{\"timers\":[";
+  for (std::size_t i = 0; i < page.records.size(); ++i) {
+    if (i) out += ',';
+    out += TimerJson(page.records[i]);
+  }
+  out += ']';
+  if (page.next) out += ",\"next_after\":" + Quoted(EncodeCursor(*page.next));
+  return out + '}';
+}
+
+std::string ErrorJson(const Status& s) {
+  json::object err{{"code", s.reason()}, {"message", s.message()}};
+  if (!s.field().empty()) err["field"] = s.field();
+  return json::serialize(json::object{{"error", std::move(err)}});
+}
+
+int HttpStatusOf(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kOk: return 200;
+    case StatusCode::kInvalidArgument: return 400;
+    case StatusCode::kTooLarge: return 413;
+    case StatusCode::kNotFound: return 404;
+    case StatusCode::kConflict: return 409;
+    case StatusCode::kUnauthenticated: return 401;
+    case StatusCode::kPermissionDenied: return 403;
+    case StatusCode::kUnavailable: return 503;
+    case StatusCode::kFenced: return 503;
+    case StatusCode::kCorrupt: return 500;
+  }
+  return 500;
+}
+
+std::string EncodeCursor(const ListCursor& cursor) {
+  return std::to_string(cursor.time_ms) + ":" + cursor.id;
+}
+
+}  // namespace tickwheel::server

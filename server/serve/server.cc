@@ -1,0 +1,184 @@
+#include "serve/server.h"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/ip/address.hpp>
+#include <charconv>
+#include <cstdio>
+#include <numeric>
+
+#include "common/redact.h"
+
+namespace tickwheel::server {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+Result<tcp::endpoint> ParseListen(const std::string& listen) {
+  const std::size_t colon = listen.rfind(':');
+  if (colon == std::string::npos) {
+    return Status::Invalid("bad_flag",
+                           "--listen must be host:port, e.g. 127.0.0.1:8080, not \"" + listen + "\"");
+  }
+  std::string host = listen.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+  boost::system::error_code ec;
+  auto address = asio::ip::make_address(host.empty() ? "0.0.0.0" : host, ec);
+  if (ec) return Status::Invalid("bad_flag", "--listen: \"" + host + "\" is not an IP address");
+  int port = -1;
+  const std::string_view digits = std::string_view(listen).substr(colon + 1);
+  auto [end, perr] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
+  if (perr != std::errc() || end != digits.data() + digits.size() || port < 0 || port > 65535) {
+    return Status::Invalid("bad_flag", "--listen: bad port in \"" + listen + "\"");
+  }
+  return tcp::endpoint(address, static_cast<unsigned short>(port));
+}
+
+void AppendGauge(std::string& out, const char* name, const char* help, double v) {
+  char line[320];
+  std::snprintf(line, sizeof line, "# HELP %s %s\n# TYPE %s gauge\n%s %.17g\n", name, help, name,
+                name, v);
+  out += line;
+}
+
+// Until `done()` or `deadline`, or `cut_short()`: false if it had to stop
+// waiting.
+bool WaitFor(const std::function<bool()>& done, std::chrono::steady_clock::time_point deadline,
+             const std::function<bool()>& cut_short) {
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline || cut_short()) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+}  // namespace
+
+Server::Server(const ServeOptions& options, ServerClock& clock)
+    : options_(options), clock_(clock), ioc_(static_cast<int>(std::max(1u, options.threads))) {}
+
+Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, ServerClock& clock) {
+  if (!options.postgres.empty()) {
+    return Status::Invalid("bad_flag",
+                           "--postgres: the PostgreSQL store (cluster mode) is not supported yet; "
+                           "run without it to use the embedded store in --data-dir");
+  }
+  Result<tcp::endpoint> endpoint = ParseListen(options.listen);
+  if (!endpoint.ok()) return endpoint.status();
+  std::unique_ptr<Server> s(new Server(options, clock));
+  Metrics& metrics = s->metrics_;
+
+  StoreOptions store_options;
+  store_options.data_dir = options.data_dir;
+  store_options.observer = [&metrics](std::size_t n, bool, std::int64_t ns) {
+    metrics.store_writes.fetch_add(1, std::memory_order_relaxed);
+    metrics.store_mutations.fetch_add(n, std::memory_order_relaxed);
+    metrics.store_write.Observe(static_cast<double>(ns) / 1e6);
+  };
+  Result<std::unique_ptr<TimerStore>> store = OpenTimerStore(store_options);
+  if (!store.ok()) return store.status();
+  s->store_ = std::move(*store);
+  const StateCounts at_start = s->store_->Counts();
+  spdlog::info("store {}: {} pending, {} delivering (in flight at the last stop), "
+               "{} delivered, {} failed, {} cancelled",
+               options.data_dir, at_start[0], at_start[1], at_start[2], at_start[3], at_start[4]);
+
+  if (!options.nats.empty()) {
+    Result<std::unique_ptr<NatsPublisher>> nats =
+        NatsPublisher::Connect(options.nats, options.webhook.timeout, 4);
+    if (!nats.ok()) return nats.status();
+    s->nats_ = std::move(*nats);
+    spdlog::info("NATS targets publish to JetStream at {}", RedactUrl(options.nats));
+  }
+  s->webhook_ = std::make_unique<WebhookClient>(options.webhook);
+  Server* raw = s.get();
+  s->scheduler_ = std::make_unique<Scheduler>(
+      *s->store_, clock, options.scheduler,
+      [raw](std::vector<DueEntry> due) { raw->dispatcher_->OnFired(std::move(due)); });
+  s->dispatcher_ = std::make_unique<Dispatcher>(*s->store_, *s->scheduler_, clock, *s->webhook_,
+                                                s->nats_.get(), metrics);
+  s->store_->SetDueListener([raw](const std::string& id, std::optional<std::int64_t> due) {
+    raw->scheduler_->OnDueChange(id, due);
+  });
+
+  ApiLimits limits = options.limits;
+  limits.nats_enabled = s->nats_ != nullptr;
+  s->handlers_ = std::make_unique<TimerHandlers>(*s->store_, clock, metrics, limits);
+  s->api_ = std::make_unique<Api>(*s->handlers_, metrics,
+                                  [raw](std::string& out) { raw->AppendGauges(out); });
+  try {
+    s->http_ = std::make_unique<HttpServer>(
+        s->ioc_, *endpoint, options.http,
+        [raw](HttpRequest& req) { return raw->api_->Handle(req); });
+  } catch (const boost::system::system_error& e) {
+    return Status::Unavailable("cannot listen on " + options.listen + ": " + e.code().message() +
+                               " (is another server using the port?)");
+  }
+
+  if (options.retention.count() > 0) {
+    s->retention_ = std::make_unique<Retention>(*s->store_, clock, options.retention);
+    s->retention_->Start();
+  }
+  std::vector<int> shards(static_cast<std::size_t>(s->store_->shard_count()));
+  std::iota(shards.begin(), shards.end(), 0);
+  s->scheduler_->AddShards(shards);
+  s->scheduler_->Start();
+  s->http_->Start();
+  for (unsigned i = 0; i < std::max(1u, options.threads); ++i) {
+    s->http_threads_.emplace_back([raw] { raw->ioc_.run(); });
+  }
+  spdlog::info("tickwheel serve: listening on {}:{}, data in {}",
+               endpoint->address().to_string(), s->http_->port(), options.data_dir);
+  return s;
+}
+
+Server::~Server() {
+  Drain([] { return true; });
+}
+
+void Server::AppendGauges(std::string& out) const {
+  const StateCounts c = store_->Counts();
+  AppendGauge(out, "tickwheel_timers_pending", "Timers waiting to fire (incl. retries in backoff).", static_cast<double>(c[0]));
+  AppendGauge(out, "tickwheel_timers_delivering", "Timers with an attempt in flight.", static_cast<double>(c[1]));
+  AppendGauge(out, "tickwheel_timers_delivered", "Timers delivered (kept in the store).", static_cast<double>(c[2]));
+  AppendGauge(out, "tickwheel_timers_dead_letters", "Timers that failed every attempt.", static_cast<double>(c[3]));
+  AppendGauge(out, "tickwheel_timers_cancelled", "Timers cancelled (kept in the store).", static_cast<double>(c[4]));
+  AppendGauge(out, "tickwheel_timers_in_window", "Timers loaded in memory (in the wheel or in flight).", static_cast<double>(scheduler_->loaded()));
+  AppendGauge(out, "tickwheel_window_end_seconds", "End of the in-memory window (Unix time).", static_cast<double>(scheduler_->window_end_ms()) / 1000.0);
+  AppendGauge(out, "tickwheel_http_connections", "API connections open.", static_cast<double>(http_->open_connections()));
+  AppendGauge(out, "tickwheel_http_request_memory_bytes", "Request memory reserved by requests being served.", static_cast<double>(http_->reserved_memory()));
+  AppendGauge(out, "tickwheel_http_overloaded", "Requests and connections refused (503 or closed) over a limit, since start.", static_cast<double>(http_->overloaded()));
+  AppendGauge(out, "tickwheel_webhook_connections", "Webhook connections open.", static_cast<double>(webhook_->connections()));
+  store_->AppendMetrics(out);
+}
+
+void Server::Drain(const std::function<bool()>& cut_short) {
+  if (drained_) return;
+  drained_ = true;
+  if (!http_) return;  // Start failed: the members' destructors stop what started
+  api_->SetDraining();
+  http_->StopAccepting();
+  // No new attempts; wait for those in flight to be written back.
+  scheduler_->Stop();
+  const auto deadline = std::chrono::steady_clock::now() + options_.drain_timeout;
+  if (!WaitFor([&] { return dispatcher_->in_flight() == 0; }, deadline, cut_short)) {
+    spdlog::warn("drain {}: {} attempts in flight stay 'delivering' and fire again at the next "
+                 "start",
+                 cut_short() ? "cut short" : "timed out", dispatcher_->in_flight());
+  }
+  // What is still being sent is given up without an outcome (kAborted).
+  webhook_->Stop();
+  if (nats_) nats_->Stop();
+  dispatcher_->Stop();
+  // Let open connections finish the request they are in, briefly.
+  WaitFor([&] { return http_->open_connections() == 0; },
+          std::chrono::steady_clock::now() + std::chrono::seconds(2), cut_short);
+  ioc_.stop();
+  for (auto& t : http_threads_) t.join();
+  if (retention_) retention_->Stop();
+  store_->Close();
+}
+
+}  // namespace tickwheel::server

@@ -1,0 +1,70 @@
+// Server: the parts of `tickwheel serve` wired together: store, scheduler,
+// dispatcher and delivery, API and HTTP server, retention.
+#ifndef TICKWHEEL_SERVER_SERVE_SERVER_H_
+#define TICKWHEEL_SERVER_SERVE_SERVER_H_
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <functional>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "api/api.h"
+#include "api/http_server.h"
+#include "api/timer_handlers.h"
+#include "common/metrics.h"
+#include "common/server_clock.h"
+#include "common/status.h"
+#include "delivery/dispatcher.h"
+#include "delivery/nats_publisher.h"
+#include "delivery/webhook_client.h"
+#include "scheduler/scheduler.h"
+#include "serve/serve_options.h"
+#include "store/retention.h"
+#include "store/timer_store.h"
+
+namespace tickwheel::server {
+
+// Thread safety: Start, Drain and the destructor from one thread.
+class Server {
+ public:
+  // Opens the store, connects to NATS, binds the listening socket and starts
+  // every thread. Fails (kInvalidArgument or kUnavailable) with a message
+  // that says what to do.
+  static Result<std::unique_ptr<Server>> Start(const ServeOptions& options,
+                                               ServerClock& clock = SystemServerClock::Instance());
+  ~Server();
+
+  // Stops taking work and finishes what is in flight, for up to
+  // options.drain_timeout or until `cut_short()` is true; then stops
+  // everything and closes the store. Idempotent.
+  void Drain(const std::function<bool()>& cut_short);
+
+  boost::asio::io_context& io_context() { return ioc_; }
+  unsigned short port() const { return http_->port(); }
+
+ private:
+  explicit Server(const ServeOptions& options, ServerClock& clock);
+  void AppendGauges(std::string& out) const;
+
+  const ServeOptions options_;
+  ServerClock& clock_;
+  Metrics metrics_;
+  std::unique_ptr<TimerStore> store_;
+  std::unique_ptr<NatsPublisher> nats_;
+  std::unique_ptr<WebhookClient> webhook_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<Dispatcher> dispatcher_;
+  std::unique_ptr<TimerHandlers> handlers_;
+  std::unique_ptr<Api> api_;
+  boost::asio::io_context ioc_;
+  std::unique_ptr<HttpServer> http_;
+  std::unique_ptr<Retention> retention_;
+  std::vector<std::thread> http_threads_;
+  bool drained_ = false;
+};
+
+}  // namespace tickwheel::server
+
+#endif  // TICKWHEEL_SERVER_SERVE_SERVER_H_

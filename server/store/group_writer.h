@@ -1,0 +1,68 @@
+// GroupWriter: the store's writer threads. It queues mutations, takes what
+// is queued as a group, locks the group's timers and hands the group to the
+// store's write function: group commit, one atomic write (and one fsync) for
+// many mutations. Both stores write through it.
+#ifndef TICKWHEEL_SERVER_STORE_GROUP_WRITER_H_
+#define TICKWHEEL_SERVER_STORE_GROUP_WRITER_H_
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "store/timer_store.h"
+#include "tickwheel/internal/mutex.h"
+
+namespace tickwheel::server {
+
+struct QueuedWrite {
+  std::vector<std::string> ids;
+  TimerStore::Mutation mutation;
+  TimerStore::Done done;
+  WriteOptions options;
+};
+
+// Thread safety: Submit and Close from any thread. `write` runs on the
+// writer threads, several at once, on groups that share no timer (striped
+// locks over the ids, taken in order); it must call every write's `done`
+// before it returns, so completions run while the timers are still locked.
+// Cost: per group, one lock of the queue and one lock per distinct stripe.
+class GroupWriter {
+ public:
+  using WriteGroup = std::function<void(std::vector<QueuedWrite>& group)>;
+
+  struct Limits {
+    std::size_t max_writes = 256;     // mutations per group
+    std::size_t max_ids = 20'000;     // ids per group
+  };
+
+  GroupWriter(unsigned threads, Limits limits, WriteGroup write);
+  ~GroupWriter();  // Close()
+
+  // After Close, calls `done` at once with kUnavailable.
+  void Submit(QueuedWrite write);
+
+  // Writes what is queued, then stops the threads. Idempotent.
+  void Close();
+
+ private:
+  static constexpr std::size_t kStripes = 4096;
+
+  void Loop();
+  void Run(std::vector<QueuedWrite>& group);
+
+  const Limits limits_;
+  const WriteGroup write_;
+  std::unique_ptr<internal::Mutex[]> stripes_{new internal::Mutex[kStripes]};
+  internal::Mutex mutex_;
+  internal::CondVar cv_;
+  std::deque<QueuedWrite> queue_ TW_GUARDED_BY(mutex_);
+  bool closing_ TW_GUARDED_BY(mutex_) = false;
+  std::vector<std::thread> threads_;  // only Close, after the start, touches it
+};
+
+}  // namespace tickwheel::server
+
+#endif  // TICKWHEEL_SERVER_STORE_GROUP_WRITER_H_

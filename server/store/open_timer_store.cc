@@ -1,0 +1,11 @@
+// OpenTimerStore: the one place that knows which stores exist.
+#include "store/rocksdb_timer_store.h"
+#include "store/timer_store.h"
+
+namespace tickwheel::server {
+
+Result<std::unique_ptr<TimerStore>> OpenTimerStore(const StoreOptions& options) {
+  return OpenRocksDbTimerStore(options);
+}
+
+}  // namespace tickwheel::server

@@ -1,0 +1,24 @@
+// The embedded store's binary form of a TimerRecord: compact and versioned.
+#ifndef TICKWHEEL_SERVER_STORE_RECORD_CODEC_H_
+#define TICKWHEEL_SERVER_STORE_RECORD_CODEC_H_
+
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+#include "timer/timer_record.h"
+
+namespace tickwheel::server {
+
+// Format 2. Format 1 (before digests were stable and attempts were logged)
+// is still read: its records come back with DigestKind::kLegacy, and are
+// written in format 2 at their next change.
+std::string EncodeRecord(const TimerRecord& record);
+
+// kCorrupt, saying what, for bytes that are not an encoded record: damage,
+// or a format newer than this server knows (then: upgrade the server).
+Result<TimerRecord> DecodeRecord(std::string_view id, std::string_view bytes);
+
+}  // namespace tickwheel::server
+
+#endif  // TICKWHEEL_SERVER_STORE_RECORD_CODEC_H_

@@ -1,0 +1,612 @@
+#include "store/rocksdb_timer_store.h"
+
+#include <rocksdb/db.h>
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/merge_operator.h>
+#include <rocksdb/options.h>
+#include <rocksdb/statistics.h>
+#include <rocksdb/table.h>
+#include <rocksdb/write_batch.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "store/group_writer.h"
+#include "store/record_codec.h"
+
+namespace tickwheel::server {
+namespace {
+
+constexpr char kRecordPrefix = 'r';
+constexpr char kDuePrefix = 'd';
+constexpr char kStatePrefix = 's';
+const std::string kCountsKey = "mcount";
+
+std::string RecordKey(std::string_view id) {
+  std::string k;
+  k.reserve(1 + id.size());
+  k.push_back(kRecordPrefix);
+  k.append(id);
+  return k;
+}
+
+void AppendBigEndian(std::string& out, std::int64_t value) {
+  // Offset so that negative times sort before positive ones.
+  const std::uint64_t v = static_cast<std::uint64_t>(value) ^ (1ull << 63);
+  for (int shift = 56; shift >= 0; shift -= 8) {
+    out.push_back(static_cast<char>((v >> shift) & 0xff));
+  }
+}
+
+std::int64_t ReadBigEndian(const char* p) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v = (v << 8) | static_cast<unsigned char>(p[i]);
+  return static_cast<std::int64_t>(v ^ (1ull << 63));
+}
+
+constexpr std::size_t kDueIdOffset = 9;     // 'd' + 8 bytes of time
+constexpr std::size_t kStateIdOffset = 10;  // 's' + state + 8 bytes of time
+
+std::string DueKey(std::int64_t due_ms, std::string_view id) {
+  std::string k;
+  k.reserve(kDueIdOffset + id.size());
+  k.push_back(kDuePrefix);
+  AppendBigEndian(k, due_ms);
+  k.append(id);
+  return k;
+}
+
+std::string StatePrefix(TimerState state) {
+  return {kStatePrefix, static_cast<char>('0' + static_cast<int>(state))};
+}
+
+std::string StateKey(TimerState state, std::int64_t updated_ms, std::string_view id) {
+  std::string k = StatePrefix(state);
+  k.reserve(kStateIdOffset + id.size());
+  AppendBigEndian(k, updated_ms);
+  k.append(id);
+  return k;
+}
+
+std::string CountKey(int state) { return kCountsKey + std::to_string(state); }
+
+// Adds little-endian int64 deltas: the per-state counts.
+class Int64AddOperator : public rocksdb::AssociativeMergeOperator {
+ public:
+  bool Merge(const rocksdb::Slice&, const rocksdb::Slice* existing,
+             const rocksdb::Slice& value, std::string* new_value,
+             rocksdb::Logger*) const override {
+    std::int64_t sum = Decode(value);
+    if (existing != nullptr) sum += Decode(*existing);
+    *new_value = Encode(sum);
+    return true;
+  }
+  const char* Name() const override { return "tickwheel.Int64Add"; }
+
+  static std::string Encode(std::int64_t v) {
+    std::string out(sizeof v, '\0');
+    std::memcpy(out.data(), &v, sizeof v);
+    return out;
+  }
+  static std::int64_t Decode(const rocksdb::Slice& s) {
+    std::int64_t v = 0;
+    if (s.size() == sizeof v) std::memcpy(&v, s.data(), sizeof v);
+    return v;
+  }
+};
+
+Status ReadError(const rocksdb::Status& s) {
+  return Status::Unavailable("store read failed: " + s.ToString());
+}
+
+// The transaction of one group: the mutations' view of the store and the
+// WriteBatch they fill. Each mutation runs between Begin and End; End(false)
+// takes back everything it did.
+class RocksDbTxn final : public StoreTxn {
+ public:
+  RocksDbTxn(rocksdb::DB& db, rocksdb::WriteBatch& batch) : db_(db), batch_(batch) {}
+
+  // Reads the stored records of `ids` with one MultiGet.
+  void Prefetch(const std::vector<std::string>& ids) {
+    std::vector<rocksdb::Slice> keys;
+    std::vector<std::string> key_storage;
+    key_storage.reserve(ids.size());
+    for (const std::string& id : ids) {
+      if (stored_.count(id)) continue;
+      key_storage.push_back(RecordKey(id));
+      stored_.emplace(id, Stored{});
+    }
+    if (key_storage.empty()) return;
+    keys.assign(key_storage.begin(), key_storage.end());
+    std::vector<rocksdb::PinnableSlice> values(keys.size());
+    std::vector<rocksdb::Status> statuses(keys.size());
+    db_.MultiGet(rocksdb::ReadOptions(), db_.DefaultColumnFamily(), keys.size(),
+                 keys.data(), values.data(), statuses.data());
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      Stored& s = stored_[key_storage[i].substr(1)];
+      s.status = statuses[i];
+      if (statuses[i].ok()) s.bytes = values[i].ToString();
+    }
+  }
+
+  Result<std::optional<TimerRecord>> Get(const std::string& id) override {
+    if (auto it = overlay_.find(id); it != overlay_.end()) return it->second;
+    auto it = stored_.find(id);
+    if (it == stored_.end()) {
+      Stored s;
+      s.status = db_.Get(rocksdb::ReadOptions(), RecordKey(id), &s.bytes);
+      it = stored_.emplace(id, std::move(s)).first;
+    }
+    const Stored& s = it->second;
+    if (s.status.IsNotFound()) return std::optional<TimerRecord>();
+    if (!s.status.ok()) {
+      unreadable_.insert(id);
+      return ReadError(s.status);
+    }
+    Result<TimerRecord> r = DecodeRecord(id, s.bytes);
+    if (!r.ok()) {
+      unreadable_.insert(id);
+      return r.status();
+    }
+    return std::optional<TimerRecord>(std::move(*r));
+  }
+
+  void Put(const std::optional<TimerRecord>& before, const TimerRecord& after) override {
+    if (!Writable(after.id)) return;
+    // Scheduled timers are listed through the due index; only the other
+    // states have a state-index key (fewer writes on the hot path).
+    if (before) {
+      --delta_[static_cast<int>(before->state)];
+      if (!IsScheduled(before->state) &&
+          (before->state != after.state || before->updated_ms != after.updated_ms)) {
+        batch_.Delete(StateKey(before->state, before->updated_ms, before->id));
+      }
+      if (IsScheduled(before->state) &&
+          (!IsScheduled(after.state) || before->due_ms != after.due_ms)) {
+        batch_.Delete(DueKey(before->due_ms, before->id));
+      }
+    }
+    ++delta_[static_cast<int>(after.state)];
+    if (!IsScheduled(after.state) &&
+        (!before || before->state != after.state || before->updated_ms != after.updated_ms)) {
+      batch_.Put(StateKey(after.state, after.updated_ms, after.id), "");
+    }
+    const bool was_scheduled = before && IsScheduled(before->state);
+    if (IsScheduled(after.state) && (!was_scheduled || before->due_ms != after.due_ms)) {
+      batch_.Put(DueKey(after.due_ms, after.id), "");
+      due_changes_.emplace_back(after.id, after.due_ms);
+    } else if (was_scheduled && !IsScheduled(after.state)) {
+      due_changes_.emplace_back(after.id, std::nullopt);
+    }
+    batch_.Put(RecordKey(after.id), EncodeRecord(after));
+    SetOverlay(after.id, after);
+  }
+
+  void Erase(const TimerRecord& before) override {
+    if (!Writable(before.id)) return;
+    --delta_[static_cast<int>(before.state)];
+    if (IsScheduled(before.state)) {
+      batch_.Delete(DueKey(before.due_ms, before.id));
+      due_changes_.emplace_back(before.id, std::nullopt);
+    } else {
+      batch_.Delete(StateKey(before.state, before.updated_ms, before.id));
+    }
+    batch_.Delete(RecordKey(before.id));
+    SetOverlay(before.id, std::nullopt);
+  }
+
+  void Begin() {
+    batch_.SetSavePoint();
+    saved_delta_ = delta_;
+    saved_due_changes_ = due_changes_.size();
+    undo_.clear();
+    violation_ = Status::Ok();
+  }
+
+  // Keeps the mutation's writes if `status` is ok (and it wrote nothing it
+  // must not have); otherwise takes them back. Returns the mutation's status.
+  Status End(Status status) {
+    if (status.ok() && !violation_.ok()) status = violation_;
+    if (status.ok()) {
+      batch_.PopSavePoint();
+      return status;
+    }
+    batch_.RollbackToSavePoint();
+    delta_ = saved_delta_;
+    due_changes_.resize(saved_due_changes_);
+    for (auto it = undo_.rbegin(); it != undo_.rend(); ++it) {
+      if (it->second) {
+        overlay_[it->first] = std::move(*it->second);
+      } else {
+        overlay_.erase(it->first);
+      }
+    }
+    return status;
+  }
+
+  const StateCounts& delta() const { return delta_; }
+  const std::vector<std::pair<std::string, std::optional<std::int64_t>>>& due_changes() const {
+    return due_changes_;
+  }
+
+ private:
+  struct Stored {
+    rocksdb::Status status = rocksdb::Status::NotFound();
+    std::string bytes;
+  };
+
+  // A record this transaction could not read is never overwritten.
+  bool Writable(const std::string& id) {
+    if (!unreadable_.count(id)) return true;
+    violation_ = Status::Corrupt("timer \"" + id +
+                                 "\" has a record this server cannot read; it was not changed");
+    return false;
+  }
+
+  void SetOverlay(const std::string& id, std::optional<TimerRecord> value) {
+    auto it = overlay_.find(id);
+    if (it == overlay_.end()) {
+      undo_.emplace_back(id, std::nullopt);
+      overlay_.emplace(id, std::move(value));
+    } else {
+      undo_.emplace_back(id, std::move(it->second));
+      it->second = std::move(value);
+    }
+  }
+
+  rocksdb::DB& db_;
+  rocksdb::WriteBatch& batch_;
+  std::unordered_map<std::string, Stored> stored_;  // as read from the database
+  // This group's writes: the record, or nullopt once erased.
+  std::unordered_map<std::string, std::optional<TimerRecord>> overlay_;
+  std::unordered_set<std::string> unreadable_;
+  // The current mutation's overlay changes, to take back: (id, the overlay
+  // entry before, or nullopt if there was none).
+  std::vector<std::pair<std::string, std::optional<std::optional<TimerRecord>>>> undo_;
+  Status violation_;
+  StateCounts delta_{};
+  StateCounts saved_delta_{};
+  std::vector<std::pair<std::string, std::optional<std::int64_t>>> due_changes_;
+  std::size_t saved_due_changes_ = 0;
+};
+
+// Opens the database in `dir`; kUnavailable saying what to check.
+Result<std::unique_ptr<rocksdb::DB>> OpenDb(const rocksdb::Options& options,
+                                            const std::string& dir) {
+  rocksdb::DB* db = nullptr;
+  rocksdb::Status s = rocksdb::DB::Open(options, dir, &db);
+  if (!s.ok()) {
+    return Status::Unavailable(
+        "cannot open the store in --data-dir " + dir + ": " + s.ToString() +
+        (s.IsIOError() ? " (is another tickwheel serve using it? is the directory writable?)"
+                       : ""));
+  }
+  return std::unique_ptr<rocksdb::DB>(db);
+}
+
+class RocksDbTimerStore final : public TimerStore {
+ public:
+  RocksDbTimerStore(std::unique_ptr<rocksdb::DB> db, rocksdb::Options db_options,
+                    const StoreOptions& options)
+      : dir_(options.data_dir),
+        db_options_(std::move(db_options)),
+        observer_(options.observer),
+        db_(std::move(db)) {
+    LoadCounts();
+    writer_ = std::make_unique<GroupWriter>(
+        options.writer_threads, GroupWriter::Limits{},
+        [this](std::vector<QueuedWrite>& group) { WriteGroup(group); });
+  }
+
+  ~RocksDbTimerStore() override { Close(); }
+
+  void Submit(std::vector<std::string> ids, Mutation mutation, Done done,
+              WriteOptions options) override {
+    writer_->Submit({std::move(ids), std::move(mutation), std::move(done), options});
+  }
+
+  Result<std::optional<TimerRecord>> Get(const std::string& id) const override {
+    ReopenIfBroken();
+    internal::ReaderLock lock(db_mutex_);
+    if (!db_) return Recovering();
+    return GetLocked(id);
+  }
+
+  Result<std::vector<DueEntry>> ScanDue(const std::vector<int>& shards, const DueEntry& from,
+                                        std::int64_t to_ms, std::size_t limit) const override {
+    std::vector<DueEntry> out;
+    if (std::find(shards.begin(), shards.end(), 0) == shards.end()) return out;
+    ReopenIfBroken();
+    internal::ReaderLock lock(db_mutex_);
+    if (!db_) return Recovering();
+    const std::string lower = DueKey(from.due_ms, from.id);
+    const std::string upper = DueKey(to_ms, "");
+    rocksdb::Slice upper_slice(upper);
+    rocksdb::ReadOptions ro;
+    ro.iterate_upper_bound = &upper_slice;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+    for (it->Seek(lower); it->Valid() && out.size() < limit; it->Next()) {
+      rocksdb::Slice k = it->key();
+      out.push_back({ReadBigEndian(k.data() + 1),
+                     std::string(k.data() + kDueIdOffset, k.size() - kDueIdOffset)});
+    }
+    if (!it->status().ok()) return ReadError(it->status());
+    return out;
+  }
+
+  Result<ListPage> List(TimerState state, const std::optional<ListCursor>& after,
+                        std::size_t limit, std::size_t max_bytes) const override {
+    ReopenIfBroken();
+    internal::ReaderLock lock(db_mutex_);
+    if (!db_) return Recovering();
+    // Pending and delivering timers are listed from the due index, the
+    // others from the state index; either way a key is (prefix, time, id).
+    const bool scheduled = IsScheduled(state);
+    const std::string prefix = scheduled ? std::string(1, kDuePrefix) : StatePrefix(state);
+    const std::size_t id_offset = scheduled ? kDueIdOffset : kStateIdOffset;
+    auto key_at = [&](std::int64_t time, std::string_view id) {
+      return scheduled ? DueKey(time, id) : StateKey(state, time, id);
+    };
+    std::string upper = prefix;
+    upper.back() = static_cast<char>(upper.back() + 1);
+    rocksdb::Slice upper_slice(upper);
+    rocksdb::ReadOptions ro;
+    ro.iterate_upper_bound = &upper_slice;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+    const std::string start = after ? key_at(after->time_ms, after->id) : prefix;
+    it->Seek(start);
+    if (after && it->Valid() && it->key() == rocksdb::Slice(start)) it->Next();
+    ListPage page;
+    std::size_t scanned = 0;
+    std::size_t bytes = 0;
+    ListCursor last;
+    for (; it->Valid() && page.records.size() < limit && scanned < kListScanBudget &&
+           (bytes < max_bytes || page.records.empty());
+         it->Next()) {
+      ++scanned;
+      const rocksdb::Slice k = it->key();
+      last.time_ms = ReadBigEndian(k.data() + id_offset - 8);
+      last.id.assign(k.data() + id_offset, k.size() - id_offset);
+      Result<std::optional<TimerRecord>> r = GetLocked(last.id);
+      if (!r.ok()) return r.status();
+      if (*r && (*r)->state == state) {
+        bytes += 256 + (*r)->payload.size() + (*r)->target.size();
+        page.records.push_back(std::move(**r));
+      }
+    }
+    if (!it->status().ok()) return ReadError(it->status());
+    if (it->Valid() && scanned > 0) page.next = std::move(last);
+    return page;
+  }
+
+  Result<std::vector<std::string>> FinishedBefore(TimerState state, std::int64_t before_ms,
+                                                  std::size_t limit) const override {
+    ReopenIfBroken();
+    internal::ReaderLock lock(db_mutex_);
+    if (!db_) return Recovering();
+    std::vector<std::string> ids;
+    const std::string prefix = StatePrefix(state);
+    const std::string upper = StateKey(state, before_ms, "");
+    rocksdb::Slice upper_slice(upper);
+    rocksdb::ReadOptions ro;
+    ro.iterate_upper_bound = &upper_slice;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+    for (it->Seek(prefix); it->Valid() && ids.size() < limit; it->Next()) {
+      ids.emplace_back(it->key().data() + kStateIdOffset, it->key().size() - kStateIdOffset);
+    }
+    if (!it->status().ok()) return ReadError(it->status());
+    return ids;
+  }
+
+  StateCounts Counts() const override {
+    StateCounts out;
+    for (int i = 0; i < kNumStates; ++i) out[i] = counts_[i].load();
+    return out;
+  }
+
+  int shard_count() const override { return 1; }
+  int ShardOf(std::string_view) const override { return 0; }
+
+  void SetDueListener(DueListener listener) override { listener_ = std::move(listener); }
+
+  void AppendMetrics(std::string& out) const override {
+    std::uint64_t syncs = 0;
+    {
+      internal::ReaderLock lock(db_mutex_);
+      if (db_) syncs = db_options_.statistics->getTickerCount(rocksdb::WAL_FILE_SYNCED);
+    }
+    out += "# HELP tickwheel_store_wal_syncs WAL fsyncs since the store was opened.\n"
+           "# TYPE tickwheel_store_wal_syncs gauge\ntickwheel_store_wal_syncs ";
+    out += std::to_string(syncs);
+    out += "\n# HELP tickwheel_store_write_errors_total Store writes that failed.\n"
+           "# TYPE tickwheel_store_write_errors_total counter\ntickwheel_store_write_errors_total ";
+    out += std::to_string(write_errors_.load());
+    out += "\n# HELP tickwheel_store_reopens_total Times the store was reopened after a write error.\n"
+           "# TYPE tickwheel_store_reopens_total counter\ntickwheel_store_reopens_total ";
+    out += std::to_string(reopens_.load());
+    out += "\n";
+  }
+
+  void Close() override {
+    if (closed_.exchange(true)) return;
+    writer_->Close();
+    internal::WriterLock lock(db_mutex_);
+    if (db_ && !broken_.load()) db_->FlushWAL(/*sync=*/true);
+    db_.reset();
+  }
+
+ private:
+  static Status Recovering() {
+    return Status::Unavailable("the store is reopening after a write error; try again");
+  }
+
+  Result<std::optional<TimerRecord>> GetLocked(const std::string& id) const
+      TW_REQUIRES_SHARED(db_mutex_) {
+    std::string value;
+    rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), RecordKey(id), &value);
+    if (s.IsNotFound()) return std::optional<TimerRecord>();
+    if (!s.ok()) return ReadError(s);
+    Result<TimerRecord> r = DecodeRecord(id, value);
+    if (!r.ok()) return r.status();
+    return std::optional<TimerRecord>(std::move(*r));
+  }
+
+  void LoadCounts() const TW_NO_THREAD_SAFETY_ANALYSIS {  // at open, or under the writer lock
+    for (int i = 0; i < kNumStates; ++i) {
+      std::string value;
+      counts_[i].store(db_->Get(rocksdb::ReadOptions(), CountKey(i), &value).ok()
+                           ? Int64AddOperator::Decode(value)
+                           : 0);
+    }
+  }
+
+  // After a failed write RocksDB refuses further writes (and cannot resume
+  // from an error in its log), so the store closes the database and opens it
+  // again, which replays the log: everything acknowledged is there. Until
+  // then the broken database still serves reads. Tried when the directory
+  // takes a write again, at most every kReopenPause, so a disk that stays
+  // bad is not hammered; if the open fails even so, reads fail too until
+  // the next try (any read or write makes it).
+  void ReopenIfBroken() const {
+    if (!broken_.load()) return;
+    internal::WriterLock lock(db_mutex_);
+    const auto now = std::chrono::steady_clock::now();
+    if (!broken_.load() || now - last_reopen_ < kReopenPause) return;
+    last_reopen_ = now;
+    if (db_ && !DirectoryTakesWrites()) return;
+    db_.reset();  // without flushing its log: the failed writer may not be used
+    Result<std::unique_ptr<rocksdb::DB>> db = OpenDb(db_options_, dir_);
+    if (!db.ok()) return;  // still bad: the next read or write tries again
+    db_ = std::move(*db);
+    LoadCounts();
+    reopens_.fetch_add(1);
+    broken_.store(false);
+  }
+
+  // Whether a small file can be written and synced in the data directory.
+  bool DirectoryTakesWrites() const {
+    const std::string probe = dir_ + "/WRITE_PROBE";
+    std::unique_ptr<rocksdb::WritableFile> file;
+    rocksdb::Env* env = db_options_.env;
+    bool ok = env->NewWritableFile(probe, &file, rocksdb::EnvOptions()).ok() &&
+              file->Append("probe").ok() && file->Sync().ok() && file->Close().ok();
+    file.reset();
+    env->DeleteFile(probe).PermitUncheckedError();
+    return ok;
+  }
+
+  void WriteGroup(std::vector<QueuedWrite>& group) {
+    ReopenIfBroken();
+    internal::ReaderLock lock(db_mutex_);
+    if (!db_ || broken_.load()) {  // not reopened yet
+      const Status recovering = Recovering();
+      for (QueuedWrite& w : group) {
+        if (w.done) w.done(recovering);
+      }
+      return;
+    }
+    rocksdb::WriteBatch batch;
+    RocksDbTxn txn(*db_, batch);
+    std::vector<std::string> ids;
+    for (const QueuedWrite& w : group) ids.insert(ids.end(), w.ids.begin(), w.ids.end());
+    txn.Prefetch(ids);
+    // The group's mutations run in queue order on one transaction, so a
+    // mutation sees the writes of those before it.
+    std::vector<Status> results;
+    results.reserve(group.size());
+    bool sync = false;
+    for (QueuedWrite& w : group) {
+      txn.Begin();
+      results.push_back(txn.End(w.mutation(txn)));
+      sync = sync || w.options.sync;
+    }
+    Status written = Commit(batch, txn.delta(), sync, group.size());
+    if (written.ok() && listener_) {
+      for (const auto& [id, due] : txn.due_changes()) listener_(id, due);
+    }
+    for (std::size_t i = 0; i < group.size(); ++i) {
+      if (group[i].done) group[i].done(written.ok() ? results[i] : written);
+    }
+  }
+
+  // Writes the batch and the count deltas atomically.
+  Status Commit(rocksdb::WriteBatch& batch, const StateCounts& delta, bool sync,
+                std::size_t mutations) TW_REQUIRES_SHARED(db_mutex_) {
+    if (batch.Count() == 0) return Status::Ok();
+    for (int i = 0; i < kNumStates; ++i) {
+      if (delta[i] != 0) batch.Merge(CountKey(i), Int64AddOperator::Encode(delta[i]));
+    }
+    rocksdb::WriteOptions wo;
+    wo.sync = sync;
+    const auto start = std::chrono::steady_clock::now();
+    rocksdb::Status s = db_->Write(wo, &batch);
+    const auto took = std::chrono::steady_clock::now() - start;
+    if (observer_) {
+      observer_(mutations, sync,
+                std::chrono::duration_cast<std::chrono::nanoseconds>(took).count());
+    }
+    if (!s.ok()) {
+      write_errors_.fetch_add(1);
+      broken_.store(true);
+      return Status::Unavailable("the store could not write: " + s.ToString());
+    }
+    for (int i = 0; i < kNumStates; ++i) {
+      if (delta[i] != 0) counts_[i].fetch_add(delta[i]);
+    }
+    return Status::Ok();
+  }
+
+  static constexpr std::chrono::milliseconds kReopenPause{500};
+
+  const std::string dir_;
+  const rocksdb::Options db_options_;
+  const WriteObserver observer_;
+  DueListener listener_;  // set before the writes it should see
+  mutable std::array<std::atomic<std::int64_t>, kNumStates> counts_{};
+  mutable std::atomic<bool> broken_{false};  // a write failed: reopen before the next
+  std::atomic<std::uint64_t> write_errors_{0};
+  mutable std::atomic<std::uint64_t> reopens_{0};
+  std::atomic<bool> closed_{false};
+  // Readers and writers hold it shared; reopening holds it exclusively.
+  mutable internal::SharedMutex db_mutex_;
+  mutable std::unique_ptr<rocksdb::DB> db_ TW_PT_GUARDED_BY(db_mutex_);
+  mutable std::chrono::steady_clock::time_point last_reopen_ TW_GUARDED_BY(db_mutex_);
+  std::unique_ptr<GroupWriter> writer_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<TimerStore>> OpenRocksDbTimerStore(const StoreOptions& options,
+                                                          rocksdb::Env* env) {
+  rocksdb::Options db_options;
+  if (env != nullptr) db_options.env = env;
+  db_options.create_if_missing = true;
+  db_options.IncreaseParallelism(2);
+  db_options.OptimizeLevelStyleCompaction(64 << 20);
+  db_options.max_open_files = 512;
+  db_options.merge_operator = std::make_shared<Int64AddOperator>();
+  // Writers on a 2-core machine: block rather than spin while the group
+  // leader writes.
+  db_options.enable_write_thread_adaptive_yield = false;
+  db_options.allow_concurrent_memtable_write = true;
+  db_options.statistics = rocksdb::CreateDBStatistics();
+  db_options.statistics->set_stats_level(rocksdb::StatsLevel::kExceptTimers);
+  rocksdb::BlockBasedTableOptions table;
+  table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  table.block_cache = rocksdb::NewLRUCache(64 << 20);
+  // A bloom filter in the memtable: the existence check of every create is
+  // mostly for keys that are not there.
+  db_options.memtable_prefix_bloom_size_ratio = 0.1;
+  db_options.memtable_whole_key_filtering = true;
+  db_options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+  Result<std::unique_ptr<rocksdb::DB>> db = OpenDb(db_options, options.data_dir);
+  if (!db.ok()) return db.status();
+  return std::unique_ptr<TimerStore>(
+      new RocksDbTimerStore(std::move(*db), std::move(db_options), options));
+}
+
+}  // namespace tickwheel::server

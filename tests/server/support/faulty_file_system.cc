@@ -1,0 +1,55 @@
+#include "support/faulty_file_system.h"
+
+namespace tickwheel::testing {
+namespace {
+
+class FaultyFile : public rocksdb::FSWritableFileOwnerWrapper {
+ public:
+  FaultyFile(std::unique_ptr<rocksdb::FSWritableFile> file, FaultyFileSystem* fs)
+      : FSWritableFileOwnerWrapper(std::move(file)), fs_(fs) {}
+
+  rocksdb::IOStatus Append(const rocksdb::Slice& data, const rocksdb::IOOptions& options,
+                           rocksdb::IODebugContext* dbg) override {
+    if (fs_->failing()) return fs_->Injected();
+    return FSWritableFileOwnerWrapper::Append(data, options, dbg);
+  }
+  rocksdb::IOStatus Append(const rocksdb::Slice& data, const rocksdb::IOOptions& options,
+                           const rocksdb::DataVerificationInfo& info,
+                           rocksdb::IODebugContext* dbg) override {
+    if (fs_->failing()) return fs_->Injected();
+    return FSWritableFileOwnerWrapper::Append(data, options, info, dbg);
+  }
+  rocksdb::IOStatus Sync(const rocksdb::IOOptions& options, rocksdb::IODebugContext* dbg) override {
+    if (fs_->failing()) return fs_->Injected();
+    return FSWritableFileOwnerWrapper::Sync(options, dbg);
+  }
+  rocksdb::IOStatus Fsync(const rocksdb::IOOptions& options, rocksdb::IODebugContext* dbg) override {
+    if (fs_->failing()) return fs_->Injected();
+    return FSWritableFileOwnerWrapper::Fsync(options, dbg);
+  }
+  rocksdb::IOStatus Flush(const rocksdb::IOOptions& options, rocksdb::IODebugContext* dbg) override {
+    if (fs_->failing()) return fs_->Injected();
+    return FSWritableFileOwnerWrapper::Flush(options, dbg);
+  }
+
+ private:
+  FaultyFileSystem* fs_;
+};
+
+}  // namespace
+
+rocksdb::IOStatus FaultyFileSystem::NewWritableFile(const std::string& name,
+                                                    const rocksdb::FileOptions& options,
+                                                    std::unique_ptr<rocksdb::FSWritableFile>* result,
+                                                    rocksdb::IODebugContext* dbg) {
+  if (failing()) return Injected();
+  rocksdb::IOStatus s = FileSystemWrapper::NewWritableFile(name, options, result, dbg);
+  if (s.ok()) *result = std::make_unique<FaultyFile>(std::move(*result), this);
+  return s;
+}
+
+std::unique_ptr<rocksdb::Env> EnvOver(const std::shared_ptr<FaultyFileSystem>& fs) {
+  return rocksdb::NewCompositeEnv(fs);
+}
+
+}  // namespace tickwheel::testing

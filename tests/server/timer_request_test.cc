@@ -1,0 +1,178 @@
+// Request decoding: bodies, ids, query strings, digests.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+#include "api/json_body.h"
+#include "api/list_query.h"
+#include "api/timer_json.h"
+#include "api/timer_request.h"
+
+namespace tickwheel::server {
+namespace {
+
+namespace json = boost::json;
+
+Result<TimerSpec> Spec(const char* text, std::int64_t now = 0, ApiLimits limits = {}) {
+  return ParseTimerSpec(json::parse(text), limits, now);
+}
+
+TEST(TimerRequestTest, FireTimeInThePastMeansNow) {
+  Result<TimerSpec> spec = Spec(R"({"fire_at_ms": 5, "target": {"url": "http://h/"}})", 1'000'000);
+  ASSERT_TRUE(spec.ok());
+  EXPECT_EQ(spec->fire_at_ms, 1'000'000);
+}
+
+TEST(TimerRequestTest, DefaultsAndExplicitRetry) {
+  ApiLimits limits;
+  limits.default_max_attempts = 4;
+  limits.default_backoff_ms = 300;
+  Result<TimerSpec> a = Spec(R"({"delay_ms": 10, "target": {"url": "http://h/"}})", 100, limits);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->fire_at_ms, 110);
+  EXPECT_EQ(a->max_attempts, 4u);
+  EXPECT_EQ(a->backoff_ms, 300u);
+  EXPECT_EQ(a->payload, "null");
+  Result<TimerSpec> b = Spec(R"({"delay_ms": 10, "target": {"url": "http://h/"},
+                                 "retry": {"max_attempts": 2, "backoff_ms": 5}})", 100, limits);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->max_attempts, 2u);
+  EXPECT_EQ(b->backoff_ms, 5u);
+}
+
+// The digest is SHA-256 of the canonical body: spacing and key order do not
+// change it, any value does.
+TEST(TimerRequestTest, SameBodySameDigestWhateverTheKeyOrder) {
+  auto digest = [](const char* text) { return Spec(text)->digest; };
+  const Digest a = digest(R"({"id":"a","delay_ms":1,"target":{"url":"http://h/"},"payload":{"x":1,"y":[1,2]}})");
+  EXPECT_EQ(a, digest(R"({ "payload" : {"y":[1,2], "x":1}, "target" : {"url":"http://h/"}, "delay_ms" : 1, "id":"a" })"));
+  EXPECT_NE(a, digest(R"({"id":"a","delay_ms":2,"target":{"url":"http://h/"},"payload":{"x":1,"y":[1,2]}})"));
+  EXPECT_NE(a, digest(R"({"id":"a","delay_ms":1,"target":{"url":"http://h/"},"payload":{"x":1,"y":[2,1]}})"));
+  // Known value: the digest must not change between builds or libraries.
+  const Digest empty = digest(R"({"delay_ms":0,"target":{"url":"http://h/"}})");
+  EXPECT_EQ(CanonicalJson(json::parse(R"({"target":{"url":"http://h/"},"delay_ms":0})")),
+            R"({"delay_ms":0,"target":{"url":"http://h/"}})");
+  std::string hex;
+  for (std::uint8_t b : empty) {
+    hex += "0123456789abcdef"[b >> 4];
+    hex += "0123456789abcdef"[b & 15];
+  }
+  // sha256sum of the canonical body above, computed independently.
+  EXPECT_EQ(hex, "5d991c0bfe7fe64c2052c5f57257151ea6f097d107a95d118c24d5e8ac2b2c28");
+}
+
+TEST(TimerRequestTest, ARepeatedCreateMatchesALegacyRecordByItsContent) {
+  Result<TimerSpec> spec = Spec(R"({"id":"a","delay_ms":5,"target":{"url":"http://h/"},
+                                    "payload":{"b":1,"a":2},"retry":{"max_attempts":3,"backoff_ms":7}})");
+  ASSERT_TRUE(spec.ok());
+  TimerRecord legacy;
+  legacy.id = "a";
+  legacy.digest_kind = DigestKind::kLegacy;
+  legacy.target = "http://h/";
+  legacy.payload = R"({"a":2,"b":1})";
+  legacy.max_attempts = 3;
+  legacy.backoff_ms = 7;
+  EXPECT_TRUE(SameCreate(legacy, *spec));
+  legacy.payload = R"({"a":2,"b":2})";
+  EXPECT_FALSE(SameCreate(legacy, *spec));
+}
+
+TEST(TimerRequestTest, BatchNamesTheIndexOfTheBadTimerAndDuplicateIds) {
+  Result<std::vector<TimerSpec>> r = ParseBatch(
+      json::parse(R"({"timers":[{"delay_ms":1,"target":{"url":"http://h/"}},
+                                {"delay_ms":true,"target":{"url":"http://h/"}}]})"), {}, 0);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().field(), "timers[1].delay_ms");
+  Result<std::vector<TimerSpec>> d = ParseBatch(
+      json::parse(R"({"timers":[{"id":"x","delay_ms":1,"target":{"url":"http://h/"}},
+                                {"id":"x","delay_ms":2,"target":{"url":"http://h/"}}]})"), {}, 0);
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.status().reason(), "duplicate_id");
+}
+
+TEST(TimerRequestTest, TargetHeadersAreBoundedAndNeverHopByHop) {
+  Result<TimerSpec> ok = Spec(R"({"delay_ms":1,"target":{"url":"http://h/",
+                                  "headers":{"Authorization":"Bearer t","X-Trace":"1"}}})");
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  ASSERT_EQ(ok->headers.size(), 2u);
+  EXPECT_EQ(ok->headers[0].first, "Authorization");
+  for (const char* name : {"Connection", "transfer-encoding", "Host", "Content-Length",
+                           "Idempotency-Key", "webhook-signature", "Upgrade"}) {
+    const std::string body = std::string(R"({"delay_ms":1,"target":{"url":"http://h/","headers":{")") +
+                             name + R"(":"x"}}})";
+    Result<TimerSpec> r = ParseTimerSpec(json::parse(body), {}, 0);
+    ASSERT_FALSE(r.ok()) << name;
+    EXPECT_EQ(r.status().reason(), "reserved_header");
+    EXPECT_NE(r.status().message().find(name), std::string::npos) << r.status().message();
+  }
+  EXPECT_FALSE(Spec(R"({"delay_ms":1,"target":{"url":"http://h/","headers":{"X":"a\r\nB: c"}}})").ok());
+  EXPECT_FALSE(Spec(R"({"delay_ms":1,"target":{"url":"http://h/","headers":{"Bad Name":"x"}}})").ok());
+  EXPECT_FALSE(Spec(R"({"delay_ms":1,"target":{"url":"http://h/","headers":{"X":5}}})").ok());
+  std::string many = R"({"delay_ms":1,"target":{"url":"http://h/","headers":{)";
+  for (int i = 0; i < 17; ++i) many += (i ? "," : "") + std::string("\"X-") + std::to_string(i) + "\":\"v\"";
+  EXPECT_EQ(ParseTimerSpec(json::parse(many + "}}}"), {}, 0).status().reason(), "out_of_range");
+}
+
+TEST(TimerRequestTest, HttpsIsRefusedUnlessTheClientCanDoTls) {
+  EXPECT_EQ(Spec(R"({"delay_ms":1,"target":{"url":"https://h/"}})").status().reason(),
+            "unsupported_target");
+  ApiLimits tls;
+  tls.https_enabled = true;
+  EXPECT_TRUE(Spec(R"({"delay_ms":1,"target":{"url":"https://h/"}})", 0, tls).ok());
+}
+
+// A body of tiny values would build a tree many times its size: refused
+// before it is built, with a clear error.
+TEST(JsonBodyTest, ABodyOfTinyValuesIsRefusedBeforeItsTreeIsBuilt) {
+  std::string body = R"({"timers":1,"x":[)";
+  for (int i = 0; i < 200'000; ++i) body += i ? ",0" : "0";
+  body += "]}";
+  Result<json::value> v = ParseJsonBody(body);
+  ASSERT_FALSE(v.ok());
+  EXPECT_EQ(v.status().code(), StatusCode::kTooLarge);
+  EXPECT_EQ(v.status().reason(), "body_too_complex");
+  // An ordinary batch of the same size parses.
+  std::string batch = R"({"timers":[)";
+  while (batch.size() < body.size()) {
+    batch += R"({"id":"order-12345-reminder","delay_ms":30000,"target":{"url":"http://127.0.0.1:9000/hook"},"payload":{"order":12345,"kind":"reminder"}},)";
+  }
+  batch.back() = ']';
+  batch += '}';
+  EXPECT_TRUE(ParseJsonBody(batch).ok());
+}
+
+TEST(JsonBodyTest, ABadBodySaysWhere) {
+  Result<json::value> v = ParseJsonBody(R"({"a": 1,, })");
+  ASSERT_FALSE(v.ok());
+  EXPECT_EQ(v.status().reason(), "invalid_json");
+  EXPECT_NE(v.status().message().find("at byte 8"), std::string::npos) << v.status().message();
+}
+
+TEST(ListQueryTest, ParsesStateLimitAndACursor) {
+  Result<ListQuery> q = ParseListQuery("state=failed&limit=7&after=" +
+                                       EncodeCursor({1795430977674, "order-42"}));
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  EXPECT_EQ(q->state, TimerState::kFailed);
+  EXPECT_EQ(q->limit, 7u);
+  ASSERT_TRUE(q->after);
+  EXPECT_EQ(q->after->time_ms, 1795430977674);
+  EXPECT_EQ(q->after->id, "order-42");
+  // Percent-encoded as a client library would send it.
+  Result<ListQuery> encoded = ParseListQuery("st%61te=pending&after=5%3Aa.b");
+  ASSERT_TRUE(encoded.ok()) << encoded.status().ToString();
+  EXPECT_EQ(encoded->after->id, "a.b");
+}
+
+TEST(ListQueryTest, NamesWhatIsWrong) {
+  EXPECT_EQ(ParseListQuery("limit=5").status().field(), "state");
+  EXPECT_EQ(ParseListQuery("state=nope").status().field(), "state");
+  EXPECT_EQ(ParseListQuery("state=failed&limit=0").status().field(), "limit");
+  EXPECT_EQ(ParseListQuery("state=failed&limit=5x").status().field(), "limit");
+  EXPECT_EQ(ParseListQuery("state=failed&after=order-42").status().field(), "after");
+  EXPECT_EQ(ParseListQuery("state=failed&after=5:bad%20id").status().field(), "after");
+  EXPECT_EQ(ParseListQuery("state=failed&sort=x").status().reason(), "unknown_field");
+  EXPECT_FALSE(ParseListQuery("state=fail%2").ok());
+}
+
+}  // namespace
+}  // namespace tickwheel::server
