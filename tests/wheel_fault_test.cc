@@ -1,6 +1,6 @@
-// Allocation failures inside the wheel: this binary replaces the aligned
-// operator new (which the wheel's slot vectors use) with one that can be
-// told to fail, so it has its own executable.
+// Allocation failures inside the wheel: this binary replaces operator new
+// (plain, which the wheel's slot vectors use, and aligned) with one that
+// can be told to fail, so it has its own executable.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,10 +14,26 @@
 
 namespace {
 int fail_after = -1;  // allocations left before one fails; -1: never
+int injected = 0;     // allocations made to fail so far
 }  // namespace
 
+void* operator new(std::size_t n) {
+  if (fail_after >= 0 && fail_after-- == 0) {
+    ++injected;
+    throw std::bad_alloc();
+  }
+  void* p = std::malloc(n == 0 ? 1 : n);
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
 void* operator new(std::size_t n, std::align_val_t alignment) {
-  if (fail_after >= 0 && fail_after-- == 0) throw std::bad_alloc();
+  if (fail_after >= 0 && fail_after-- == 0) {
+    ++injected;
+    throw std::bad_alloc();
+  }
   const std::size_t align = std::max<std::size_t>(
       static_cast<std::size_t>(alignment), sizeof(void*));
   void* p = std::aligned_alloc(align, (n + align - 1) / align * align);
@@ -38,6 +54,7 @@ using std::chrono::nanoseconds;
 // memory at some allocation: nothing is lost, the structure stays sound, and
 // the next Advance fires every timer that is left.
 TEST(WheelFaultTest, OutOfMemoryWhileRefilingAfterAThrowLosesNoTimer) {
+  const int injected_before = injected;
   for (int failing = 0; failing < 6; ++failing) {
     SCOPED_TRACE("allocation " + std::to_string(failing) + " fails");
     const TimePoint origin{};
@@ -47,8 +64,9 @@ TEST(WheelFaultTest, OutOfMemoryWhileRefilingAfterAThrowLosesNoTimer) {
     std::vector<int> fired;
     try {
       wheel.Advance(origin + nanoseconds(200), [&](int d) {
+        const std::runtime_error boom("boom " + std::to_string(d));
         fail_after = failing;
-        throw std::runtime_error("boom " + std::to_string(d));
+        throw boom;  // copying it allocates nothing
       });
     } catch (const std::exception&) {
     }
@@ -61,6 +79,7 @@ TEST(WheelFaultTest, OutOfMemoryWhileRefilingAfterAThrowLosesNoTimer) {
     EXPECT_TRUE(wheel.empty());
     ASSERT_NO_THROW(wheel.CheckInvariants());
   }
+  EXPECT_GT(injected, injected_before) << "no allocation was made to fail";
 }
 
 // Moves earlier than their slots queue a re-file each; applying the queue

@@ -120,8 +120,10 @@ class Wheel {
   // Makes room in the slab for `n` timers (counting pending ones) and
   // touches that memory now, so that Schedule up to `n` neither allocates a
   // slab chunk nor takes a page fault for its node (slots still grow as they
-  // fill). Never shrinks. Throws std::length_error if `n` >= 2^32, or
-  // std::bad_alloc.
+  // fill). The chunks it adds are on transparent huge pages where the
+  // system has them (fewer TLB misses for random access); chunks the slab
+  // grows on demand are not (see AddChunk). Never shrinks. Throws
+  // std::length_error if `n` >= 2^32, or std::bad_alloc.
   void Reserve(std::size_t n);
 
   // Does the queued slot work, then verifies every internal invariant in
@@ -179,8 +181,10 @@ class Wheel {
     };
   };
 
-  using SlotList =
-      std::vector<std::uint32_t, internal::HugePageAllocator<std::uint32_t>>;
+  // Plain vectors: slots are appended and walked in order, and huge pages
+  // bought nothing measurable for them (move, cancel and fire at 1M and
+  // 10M), while faulting one in could stall on compaction.
+  using SlotList = std::vector<std::uint32_t>;
   // Occupancy of one level's ring: bit d for digit d.
   __extension__ typedef unsigned __int128 RingMask;
 
@@ -236,7 +240,12 @@ class Wheel {
   }
   bool InDueList(const Node& node) const { return node.slot >= kDueSlot; }
 
-  void AddChunk();  // REQUIRES: num_chunks_ < kMaxChunks
+  // Adds a slab chunk, on huge pages if `huge` (Reserve's). A chunk grown
+  // on demand is not: with the system's memory fragmented, faulting in a
+  // huge page waits for compaction, and filling 10M timers took 66-71 ns
+  // each after another process had run, against 20 ns on normal pages.
+  // REQUIRES: num_chunks_ < kMaxChunks
+  void AddChunk(bool huge = false);
   std::uint32_t AllocateNode();
   // Bumps the generation (the node's ids go stale), then Release.
   void FreeNode(std::uint32_t index, Node& node) noexcept;
@@ -486,9 +495,9 @@ std::uint32_t Wheel<T>::AllocateNode() {
 }
 
 template <typename T>
-void Wheel<T>::AddChunk() {
+void Wheel<T>::AddChunk(bool huge) {
   chunks_[num_chunks_] = static_cast<Node*>(internal::AllocateLarge(
-      ChunkCapacity(num_chunks_) * sizeof(Node), alignof(Node)));
+      ChunkCapacity(num_chunks_) * sizeof(Node), alignof(Node), huge));
   chunk_base_[num_chunks_] = ChunkBase(num_chunks_);
   ++num_chunks_;
 }
@@ -500,7 +509,7 @@ void Wheel<T>::Reserve(std::size_t n) {
                             " timers, more than 2^32-1");
   }
   while (num_chunks_ < kMaxChunks && ChunkBase(num_chunks_) < n) {
-    AddChunk();
+    AddChunk(/*huge=*/true);
     // Raw storage: nodes are constructed when first handed out.
     std::memset(static_cast<void*>(chunks_[num_chunks_ - 1]), 0,
                 ChunkCapacity(num_chunks_ - 1) * sizeof(Node));
