@@ -171,7 +171,8 @@ class TimingWheel {
   // parts of the window's earlier calls run, then the exception propagates.
   template <typename MapPart, typename WheelPart, typename DeadlineOf>
   std::size_t Batch(std::span<const Key> keys, std::span<bool> results,
-                    MapPart map_part, WheelPart wheel_part, DeadlineOf deadline);
+                    MapPart map_part, WheelPart wheel_part,
+                    DeadlineOf deadline) TW_NO_THREAD_SAFETY_ANALYSIS;
 
   const Execute execute_;
   Runtime runtime_;  // last: its threads start once everything exists
@@ -235,7 +236,10 @@ template <typename Key, typename Value, typename Hash, typename KeyEqual>
 template <typename MapPart, typename WheelPart, typename DeadlineOf>
 std::size_t TimingWheel<Key, Value, Hash, KeyEqual>::Batch(
     std::span<const Key> keys, std::span<bool> results, MapPart map_part,
-    WheelPart wheel_part, DeadlineOf deadline) {
+    WheelPart wheel_part, DeadlineOf deadline) TW_NO_THREAD_SAFETY_ANALYSIS {
+  // (The analysis cannot follow locks taken hand over hand on shards chosen
+  // at run time: every shard's state below is used between its Lock and
+  // Unlock, which `held` pairs up, also when a part throws.)
   if (!results.empty()) {
     internal::RequireSameSize(keys.size(), results.size(), kWho, "keys",
                               "results");
@@ -257,25 +261,64 @@ std::size_t TimingWheel<Key, Value, Hash, KeyEqual>::Batch(
     std::vector<std::size_t> next(first.begin(), first.end() - 1);
     for (std::size_t i = 0; i < n; ++i) order[next[shard_of[i]]++] = i;
   }
+  std::vector<std::size_t> busy;  // the shards with keys, in index order
+  for (std::size_t s = 0; s < shards; ++s) {
+    if (first[s] != first[s + 1]) busy.push_back(s);
+  }
+  // The shards whose locks this call holds: the one being worked on, and
+  // the next, whose first map lines load meanwhile (locks are taken in
+  // shard order, so batches never wait for each other in a cycle).
+  struct Held {
+    typename Runtime::Shard* shard[2] = {nullptr, nullptr};
+    ~Held() {
+      for (typename Runtime::Shard* s : shard) {
+        if (s != nullptr) s->mutex.Unlock();
+      }
+    }
+  } held;
+  // Starts loading the map lines of keys [from, to) of a locked shard.
+  auto prefetch = [&](typename Runtime::Shard& shard, std::size_t from,
+                      std::size_t to) {
+    if (shard.stopped) return;
+    for (std::size_t k = from; k < to; ++k) {
+      shard.state.PrefetchMap(keys[order[k]]);
+    }
+  };
   std::size_t count = 0;
   MapStep steps[kBatchWindow];
-  for (std::size_t s = 0; s < shards; ++s) {
-    if (first[s] == first[s + 1]) continue;
+  for (std::size_t b = 0; b < busy.size(); ++b) {
+    const std::size_t s = busy[b];
     typename Runtime::Shard& shard = runtime_.shard(s);
-    internal::MutexLock lock(shard.mutex);
+    if (held.shard[1] == nullptr) {  // the first shard
+      shard.mutex.Lock();
+      held.shard[1] = &shard;
+      prefetch(shard, first[s], std::min(first[s + 1], first[s] + kBatchWindow));
+    }
+    held.shard[0] = held.shard[1];
+    held.shard[1] = nullptr;
     if (shard.stopped) {
       if (!results.empty()) {
         for (std::size_t k = first[s]; k < first[s + 1]; ++k) {
           results[order[k]] = false;
         }
       }
-      continue;
     }
     State& state = shard.state;
     std::optional<TimePoint> earliest;
-    for (std::size_t w = first[s]; w < first[s + 1]; w += kBatchWindow) {
+    for (std::size_t w = first[s]; w < first[s + 1] && !shard.stopped;
+         w += kBatchWindow) {
       const std::size_t end = std::min(first[s + 1], w + kBatchWindow);
-      for (std::size_t k = w; k < end; ++k) state.PrefetchMap(keys[order[k]]);
+      // The next window's map lines, of this shard or the next one, load
+      // while this window works.
+      if (end < first[s + 1]) {
+        prefetch(shard, end, std::min(first[s + 1], end + kBatchWindow));
+      } else if (b + 1 < busy.size()) {
+        const std::size_t t = busy[b + 1];
+        typename Runtime::Shard& next = runtime_.shard(t);
+        next.mutex.Lock();
+        held.shard[1] = &next;
+        prefetch(next, first[t], std::min(first[t + 1], first[t] + kBatchWindow));
+      }
       std::size_t k = w;
       try {
         for (; k < end; ++k) {
@@ -307,6 +350,16 @@ std::size_t TimingWheel<Key, Value, Hash, KeyEqual>::Batch(
       }
     }
     if (earliest) runtime_.Notify(*earliest);
+    if (shard.stopped && b + 1 < busy.size() && held.shard[1] == nullptr) {
+      // A stopped shard ran no window: take the next shard's lock here.
+      const std::size_t t = busy[b + 1];
+      typename Runtime::Shard& next = runtime_.shard(t);
+      next.mutex.Lock();
+      held.shard[1] = &next;
+      prefetch(next, first[t], std::min(first[t + 1], first[t] + kBatchWindow));
+    }
+    held.shard[0] = nullptr;
+    shard.mutex.Unlock();
   }
   return count;
 }
