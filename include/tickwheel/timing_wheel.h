@@ -279,6 +279,7 @@ std::size_t TimingWheel<Key, Value, Hash, KeyEqual>::Batch(
   // Starts loading the map lines of keys [from, to) of a locked shard.
   auto prefetch = [&](typename Runtime::Shard& shard, std::size_t from,
                       std::size_t to) {
+    shard.mutex.AssertHeld();  // REQUIRES: the caller holds it
     if (shard.stopped) return;
     for (std::size_t k = from; k < to; ++k) {
       shard.state.PrefetchMap(keys[order[k]]);
