@@ -722,9 +722,18 @@ bool Wheel<T>::Reschedule(TimerId id, TimePoint deadline) {
     RescheduleNow(index, *node, tick);
     return true;
   }
-  // Lazy when the node's slot comes up no later than `tick` (it will then
-  // fire or re-file the node by its deadline): a store. Otherwise the same
-  // store, and a re-file queued; counted without a branch.
+  // A move later than the deadline (a heartbeat) is a store: the node's
+  // slot starts no later than its deadline. Other moves are lazy too when
+  // the slot still comes up no later than `tick` (it will then fire or
+  // re-file the node by its deadline); otherwise the same store, and a
+  // re-file queued, counted without a branch (half of random moves need
+  // one: a branch there is a coin toss). Without the first test, heartbeats
+  // paid for the second: the idle-connections loop at 4x its heartbeat rate
+  // took 8.4-9.2% of a core against 6.2-7.0%.
+  if (tick >= node->deadline && !InDueList(*node)) {
+    node->deadline = tick;
+    return true;
+  }
   const bool refile = NeedsRefile(*node, tick);
   node->deadline = tick;
   pending_[num_pending_] = index;
