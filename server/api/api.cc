@@ -54,8 +54,8 @@ HttpResponse MethodNotAllowed(const HttpRequest& req, std::string_view path, con
 
 }  // namespace
 
-Api::Api(TimerHandlers& timers, Metrics& metrics, Gauges gauges)
-    : timers_(timers), metrics_(metrics), gauges_(std::move(gauges)) {}
+Api::Api(TimerHandlers& timers, Metrics& metrics, Gauges gauges, HealthDetail health)
+    : timers_(timers), metrics_(metrics), gauges_(std::move(gauges)), health_(std::move(health)) {}
 
 asio::awaitable<HttpResponse> Api::Handle(HttpRequest& req) {
   metrics_.http_requests.fetch_add(1, std::memory_order_relaxed);
@@ -74,8 +74,9 @@ asio::awaitable<HttpResponse> Api::Handle(HttpRequest& req) {
       break;
     case Route::Kind::kHealth:
       if (method != http::verb::get) break;
-      res = draining_.load() ? JsonResponse(503, R"({"status":"draining"})")
-                             : JsonResponse(200, R"({"status":"ok"})");
+      res = JsonResponse(draining_.load() ? 503 : 200,
+                         std::string(draining_.load() ? R"({"status":"draining")" : R"({"status":"ok")") +
+                             (health_ ? health_() : "") + "}");
       break;
     case Route::Kind::kMetrics:
       if (method != http::verb::get) break;

@@ -28,8 +28,10 @@ class Api {
  public:
   // Appends live gauges to /metrics.
   using Gauges = std::function<void(std::string&)>;
+  // More of /healthz's answer: JSON members (",\"leases_held\":true"), or "".
+  using HealthDetail = std::function<std::string()>;
 
-  Api(TimerHandlers& timers, Metrics& metrics, Gauges gauges);
+  Api(TimerHandlers& timers, Metrics& metrics, Gauges gauges, HealthDetail health = {});
 
   boost::asio::awaitable<HttpResponse> Handle(HttpRequest& req);
 
@@ -40,6 +42,7 @@ class Api {
   TimerHandlers& timers_;
   Metrics& metrics_;
   const Gauges gauges_;
+  const HealthDetail health_;
   std::atomic<bool> draining_{false};
 };
 

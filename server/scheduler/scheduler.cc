@@ -65,6 +65,26 @@ void Scheduler::RemoveShards(const std::vector<int>& shards) {
   }
 }
 
+void Scheduler::ReloadShards() {
+  {
+    internal::MutexLock lock(mutex_);
+    shards_to_load_.assign(shards_.begin(), shards_.end());
+  }
+  sleeper_->Wake();
+}
+
+std::size_t Scheduler::InFlightOf(const std::vector<int>& shards) const {
+  internal::MutexLock lock(mutex_);
+  std::size_t n = 0;
+  for (const auto& [id, entry] : entries_) {
+    if (entry.in_flight &&
+        std::find(shards.begin(), shards.end(), store_.ShardOf(id)) != shards.end()) {
+      ++n;
+    }
+  }
+  return n;
+}
+
 std::vector<int> Scheduler::shards() const {
   internal::MutexLock lock(mutex_);
   return {shards_.begin(), shards_.end()};

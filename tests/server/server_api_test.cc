@@ -320,9 +320,11 @@ TEST(ServeCommandLineTest, RefusesWhatItCannotDoWithAMessage) {
     const int status = pclose(p);
     return std::make_pair(WEXITSTATUS(status), out);
   };
-  auto [pg_rc, pg_out] = run("--postgres postgres://localhost/timers");
+  auto [pg_rc, pg_out] = run("--postgres postgresql://tickwheel:secret@127.0.0.1:" +
+                             std::to_string(FreePort()) + "/timers");
   EXPECT_NE(pg_rc, 0);
-  EXPECT_NE(pg_out.find("not supported yet"), std::string::npos) << pg_out;
+  EXPECT_NE(pg_out.find("cannot connect to PostgreSQL"), std::string::npos) << pg_out;
+  EXPECT_EQ(pg_out.find("secret"), std::string::npos) << "a password in the log: " << pg_out;
   auto [listen_rc, listen_out] = run("--listen nonsense");
   EXPECT_NE(listen_rc, 0);
   EXPECT_NE(listen_out.find("--listen"), std::string::npos) << listen_out;

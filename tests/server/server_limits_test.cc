@@ -106,7 +106,7 @@ TEST(ServerLimitsTest, ConnectionsOverTheLimitAre503ButHealthzAnswers) {
     if (!created) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   EXPECT_TRUE(created);
-  EXPECT_GE(Metric(client, "tickwheel_http_overloaded"), 1);
+  EXPECT_GE(Metric(client, "tickwheel_http_overloaded_total"), 1);
   held.clear();
   EXPECT_EQ(server.Terminate(), 0) << server.log();
 }
