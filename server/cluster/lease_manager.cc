@@ -34,8 +34,9 @@ void LeaseManager::Nudge() {
 }
 
 std::optional<std::int64_t> LeaseManager::EpochOf(int shard) const {
+  // The database judges expiry (in the fenced write's transaction); a lease
+  // only late to be confirmed locally still carries its epoch.
   internal::MutexLock lock(mutex_);
-  if (std::chrono::steady_clock::now() >= valid_until_) return std::nullopt;
   auto it = epochs_.find(shard);
   if (it == epochs_.end()) return std::nullopt;
   return it->second;
@@ -57,7 +58,10 @@ void LeaseManager::Lose(const std::vector<int>& shards) {
   if (shards.empty()) return;
   {
     internal::MutexLock lock(mutex_);
-    for (int s : shards) epochs_.erase(s);
+    for (int s : shards) {
+      epochs_.erase(s);
+      releasing_.erase(s);
+    }
   }
   lost_.fetch_add(shards.size());
   spdlog::warn("lost the leases of {} shards (taken by another node, or not renewed in time)",
@@ -83,7 +87,7 @@ bool LeaseManager::Renew(PgConnection& c) {
                         {options_.node_id, Ms(options_.lease)})
                      .status();
       !s.ok()) {
-    spdlog::warn("leases: heartbeat: {}", s.message());
+    last_error_ = "heartbeat: " + s.message();
     return false;
   }
   std::map<int, std::int64_t> mine;
@@ -102,7 +106,7 @@ bool LeaseManager::Renew(PgConnection& c) {
         "RETURNING shard, epoch",
         {options_.node_id, PgBigintArray(AsInt64(shards)), Ms(options_.lease)});
     if (!r.ok()) {
-      spdlog::warn("leases: renewal: {}", r.status().message());
+      last_error_ = "renewal: " + r.status().message();
       return false;
     }
     std::map<int, std::int64_t> renewed;
@@ -121,9 +125,41 @@ bool LeaseManager::Renew(PgConnection& c) {
   return true;
 }
 
+void LeaseManager::BeginRelease(const std::vector<int>& shards) {
+  if (shards.empty()) return;
+  {
+    internal::MutexLock lock(mutex_);
+    const SteadyTime give_up = std::chrono::steady_clock::now() + options_.release_wait;
+    for (int s : shards) releasing_.emplace(s, give_up);
+  }
+  if (callbacks_.releasing) callbacks_.releasing(shards);
+}
+
+void LeaseManager::ReleaseReady(PgConnection& c, bool all) {
+  std::vector<int> ready;
+  {
+    internal::MutexLock lock(mutex_);
+    const SteadyTime now = std::chrono::steady_clock::now();
+    for (const auto& [shard, give_up] : releasing_) {
+      if (all || now >= give_up) ready.push_back(shard);
+    }
+    if (!all && ready.size() < releasing_.size()) {
+      // The others wait for their attempts in flight, all together.
+      std::vector<int> waiting;
+      for (const auto& [shard, give_up] : releasing_) {
+        if (now < give_up) waiting.push_back(shard);
+      }
+      lock.Unlock();
+      const bool done = !callbacks_.in_flight || callbacks_.in_flight(waiting) == 0;
+      lock.Lock();
+      if (done) ready.insert(ready.end(), waiting.begin(), waiting.end());
+    }
+  }
+  Release(c, ready);
+}
+
 void LeaseManager::Release(PgConnection& c, const std::vector<int>& shards) {
   if (shards.empty()) return;
-  if (callbacks_.releasing) callbacks_.releasing(shards);
   std::vector<std::int64_t> epochs;
   {
     internal::MutexLock lock(mutex_);
@@ -137,7 +173,10 @@ void LeaseManager::Release(PgConnection& c, const std::vector<int>& shards) {
       {options_.node_id, PgBigintArray(AsInt64(shards)), PgBigintArray(epochs)});
   {
     internal::MutexLock lock(mutex_);
-    for (int s : shards) epochs_.erase(s);
+    for (int s : shards) {
+      epochs_.erase(s);
+      releasing_.erase(s);
+    }
   }
   released_.fetch_add(shards.size());
   (void)c.Exec(std::string("SELECT pg_notify('") + kLeaseChannel + "', $1)", {options_.node_id});
@@ -147,21 +186,27 @@ void LeaseManager::Release(PgConnection& c, const std::vector<int>& shards) {
 bool LeaseManager::Rebalance(PgConnection& c) {
   Result<PgResult> live = c.Exec("SELECT count(*) FROM tickwheel_nodes WHERE expires_at > now()");
   if (!live.ok()) {
-    spdlog::warn("leases: counting nodes: {}", live.status().message());
+    last_error_ = "counting nodes: " + live.status().message();
     return false;
   }
   const std::int64_t nodes = std::max<std::int64_t>(1, live->Int(0, 0));
   const auto fair = static_cast<std::size_t>((shards_ + nodes - 1) / nodes);
-  std::vector<int> owned_now = owned();
-  if (owned_now.size() > fair) {  // nodes joined: give the extras back
-    Release(c, std::vector<int>(owned_now.end() - static_cast<std::ptrdiff_t>(owned_now.size() - fair),
-                                owned_now.end()));
-    return true;
-  }
+  std::vector<int> keeping;  // owned, not being given back
+  bool acquiring = false;
   {
     internal::MutexLock lock(mutex_);
-    if (owned_now.size() >= fair || !acquiring_) return true;
+    for (const auto& [shard, epoch] : epochs_) {
+      if (!releasing_.count(shard)) keeping.push_back(shard);
+    }
+    acquiring = acquiring_;
   }
+  if (keeping.size() > fair) {  // nodes joined: give the extras back
+    BeginRelease(std::vector<int>(keeping.end() - static_cast<std::ptrdiff_t>(keeping.size() - fair),
+                                  keeping.end()));
+    return true;
+  }
+  if (keeping.size() >= fair || !acquiring) return true;
+  const std::vector<int>& owned_now = keeping;
   const auto started = std::chrono::steady_clock::now();
   Result<PgResult> taken = c.Exec(
       "UPDATE tickwheel_shard_leases SET owner = $1, epoch = epoch + 1, "
@@ -171,7 +216,7 @@ bool LeaseManager::Rebalance(PgConnection& c) {
       "FOR UPDATE SKIP LOCKED) RETURNING shard, epoch",
       {options_.node_id, std::to_string(fair - owned_now.size()), Ms(options_.lease)});
   if (!taken.ok()) {
-    spdlog::warn("leases: taking shards: {}", taken.status().message());
+    last_error_ = "taking shards: " + taken.status().message();
     return false;
   }
   if (taken->rows() == 0) return true;
@@ -193,6 +238,7 @@ bool LeaseManager::Rebalance(PgConnection& c) {
 
 bool LeaseManager::Round(PgConnection& c, bool renew) {
   if (renew && !Renew(c)) return false;
+  ReleaseReady(c, /*all=*/false);
   return Rebalance(c);
 }
 
@@ -203,7 +249,10 @@ void LeaseManager::StopAcquiring() {
 
 void LeaseManager::Loop() {
   const auto renew_every = options_.lease / 3;
+  // After a failed round: at most this often, and the warning once a streak.
+  const auto retry_every = std::min<std::chrono::milliseconds>(options_.scan, renew_every / 2);
   auto last_renew = std::chrono::steady_clock::now() - renew_every;  // due at once
+  bool failing = false;
   for (;;) {
     {
       internal::MutexLock lock(mutex_);
@@ -215,22 +264,28 @@ void LeaseManager::Loop() {
       if (c.ok()) {
         conn_ = std::move(*c);
       } else {
-        spdlog::warn("leases: {}", c.status().message());
+        last_error_ = c.status().message();
       }
     }
     const auto now = std::chrono::steady_clock::now();
     const bool renew_due = now - last_renew >= renew_every;
+    bool ok = false;
     if (conn_) {
-      if (Round(*conn_, renew_due)) {
-        if (renew_due) last_renew = now;
-      } else {
-        conn_.reset();  // leases hold until they expire; the next round reconnects
-      }
+      ok = Round(*conn_, renew_due);
+      if (ok && renew_due) last_renew = now;
+      if (!ok) conn_.reset();  // leases hold until they expire; reconnect
     }
+    if (!ok && !failing) {
+      spdlog::warn("leases: {}; trying again every {} ms (leases hold until they expire)",
+                   last_error_, retry_every.count());
+    } else if (ok && failing) {
+      spdlog::info("leases: the database is reachable again");
+    }
+    failing = !ok;
     ExpireLocally();
     internal::MutexLock lock(mutex_);
-    const auto until =
-        std::min(std::chrono::steady_clock::now() + options_.scan, last_renew + renew_every);
+    auto until = std::min(std::chrono::steady_clock::now() + options_.scan, last_renew + renew_every);
+    if (failing) until = std::chrono::steady_clock::now() + retry_every;
     while (!stop_ && !nudged_ && cv_.WaitUntil(mutex_, until)) {
     }
     nudged_ = false;
@@ -252,7 +307,9 @@ void LeaseManager::Stop(bool hand_over) {
     if (!c.ok()) return;  // the leases expire by themselves
     conn_ = std::move(*c);
   }
-  Release(*conn_, owned());
+  // The node has drained: every shard goes at once.
+  BeginRelease(owned());
+  ReleaseReady(*conn_, /*all=*/true);
   (void)conn_->Exec("DELETE FROM tickwheel_nodes WHERE node_id = $1", {options_.node_id});
   (void)conn_->Exec(std::string("SELECT pg_notify('") + kLeaseChannel + "', $1)", {options_.node_id});
 }

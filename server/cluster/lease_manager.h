@@ -30,16 +30,21 @@ struct LeaseOptions {
   // Leases are renewed every lease / 3; free and expired ones are looked for
   // every `scan` (or at once when another node hands shards over).
   std::chrono::milliseconds scan{std::chrono::seconds(1)};
+  // A shard being given back is released once its attempts in flight are
+  // done, or after this long (their outcomes are then fenced).
+  std::chrono::milliseconds release_wait{std::chrono::seconds(12)};
 };
 
 // What the node does as its shards come and go. All run on the lease
-// thread; `releasing` must return only once the node has stopped firing
-// those shards' timers and its attempts in flight for them are done (or
-// given up), since another node may fire them as soon as it returns.
+// thread and must be quick.
 struct LeaseCallbacks {
   std::function<void(const std::vector<int>&)> acquired;
-  std::function<void(const std::vector<int>&)> lost;       // taken, or expired unrenewed
-  std::function<void(const std::vector<int>&)> releasing;  // about to be given back
+  std::function<void(const std::vector<int>&)> lost;  // taken, or expired unrenewed
+  // To be given back: stop firing them (their leases are still renewed
+  // until their attempts in flight are done).
+  std::function<void(const std::vector<int>&)> releasing;
+  // Attempts in flight of these shards.
+  std::function<std::size_t(const std::vector<int>&)> in_flight;
 };
 
 // Each node heartbeats a row in tickwheel_nodes; the fair share is the shard
@@ -47,8 +52,11 @@ struct LeaseCallbacks {
 // at, by the database's clock); acquiring one increments its epoch, so
 // writes fenced by the old epoch fail (store/shard_fence.h). Locally a lease
 // counts as held only until the lease duration after the renewal that last
-// reached the database began, so a node cut off from it (or paused) stops
-// firing no later than the database would let another node start.
+// reached the database began: then the node stops firing those shards, no
+// later than the database would let another node start. Extra shards (a
+// node joined) are given back in two steps that never hold up renewals:
+// stop firing them, then release them once their attempts in flight are
+// done. A failed round is tried again after a short pause, never in a spin.
 //
 // Thread safety: EpochOf, owned and the counters from any thread; Start,
 // Nudge and Stop from the owner.
@@ -87,6 +95,11 @@ class LeaseManager final : public ShardFence {
   bool Round(PgConnection& c, bool renew);
   bool Renew(PgConnection& c);
   bool Rebalance(PgConnection& c);
+  // Starts giving `shards` back (stops firing them).
+  void BeginRelease(const std::vector<int>& shards);
+  // Releases the shards being given back whose attempts are done (or whose
+  // wait is over), or all of them.
+  void ReleaseReady(PgConnection& c, bool all);
   void Release(PgConnection& c, const std::vector<int>& shards);
   // Drops what expired locally (no renewal reached the database in time).
   void ExpireLocally();
@@ -99,6 +112,8 @@ class LeaseManager final : public ShardFence {
   mutable internal::Mutex mutex_;
   internal::CondVar cv_;
   std::map<int, std::int64_t> epochs_ TW_GUARDED_BY(mutex_);  // owned shard -> epoch
+  // Owned shards being given back -> when to stop waiting for their attempts.
+  std::map<int, SteadyTime> releasing_ TW_GUARDED_BY(mutex_);
   SteadyTime valid_until_ TW_GUARDED_BY(mutex_);
   bool stop_ TW_GUARDED_BY(mutex_) = false;
   bool nudged_ TW_GUARDED_BY(mutex_) = false;
@@ -110,6 +125,7 @@ class LeaseManager final : public ShardFence {
   std::atomic<std::uint64_t> acquired_{0};
   std::atomic<std::uint64_t> released_{0};
   std::unique_ptr<PgConnection> conn_;  // the lease thread's, kept across Stop
+  std::string last_error_;              // the lease thread's: why its last round failed
   std::thread thread_;
 };
 

@@ -79,6 +79,13 @@ void Dispatcher::Done(const std::string& id) {
   in_flight_.fetch_sub(1);
 }
 
+void Dispatcher::Park(const DueEntry& entry) {
+  // Kept in memory, looked at again an hour later: neither dropped (the
+  // overdue sweep would bring it back every few seconds) nor retried often.
+  scheduler_.FinishAndRetryIn(entry.id, entry.due_ms, kParkedFor);
+  in_flight_.fetch_sub(1);
+}
+
 void Dispatcher::OnFired(std::vector<DueEntry> due) {
   in_flight_.fetch_add(static_cast<std::int64_t>(due.size()));
   for (auto& chunk : ByShard(std::move(due), store_, kClaimChunk,
@@ -105,6 +112,7 @@ void Dispatcher::ClaimChunk(std::vector<DueEntry> chunk) {
         const std::int64_t now = clock_.WallMs();
         for (std::size_t i = 0; i < entries->size(); ++i) {
           Claimed& claim = (*claims)[i];
+          claim = Claimed{};  // the mutation may run again (a retried transaction)
           Result<std::optional<TimerRecord>> r = txn.Get((*entries)[i].id);
           if (!r.ok()) {
             claim.kind = Kind::kUnreadable;
@@ -127,8 +135,14 @@ void Dispatcher::ClaimChunk(std::vector<DueEntry> chunk) {
         return Status::Ok();
       },
       [this, claims, entries](const Status& s) {
+        // Fenced while the shard is still ours: the lease was only late to
+        // be confirmed; like a store failure, try again after a pause.
+        const bool owned = s.code() == StatusCode::kFenced &&
+                           !entries->empty() && scheduler_.OwnsShardOf(entries->front().id);
         if (s.code() == StatusCode::kFenced) {
           metrics_.fenced_writes.fetch_add(1, std::memory_order_relaxed);
+        }
+        if (s.code() == StatusCode::kFenced && !owned) {  // another node's now
           for (const DueEntry& e : *entries) Done(e.id);
           return;
         }
@@ -159,12 +173,12 @@ void Dispatcher::ClaimChunk(std::vector<DueEntry> chunk) {
               metrics_.waiting_for_nats.fetch_add(1, std::memory_order_relaxed);
               spdlog::warn("timer {} targets NATS, but this server runs without --nats: it stays "
                            "pending until a server with --nats delivers it", entry.id);
-              Done(entry.id);
+              Park(entry);
               break;
             case Kind::kUnreadable:
               spdlog::error("timer {} is due but cannot be delivered: {}", entry.id,
                             claim.record.last_error);
-              Done(entry.id);
+              Park(entry);
               break;
             case Kind::kRecovered:
               metrics_.duplicates_after_recovery.fetch_add(1, std::memory_order_relaxed);
@@ -264,6 +278,7 @@ void Dispatcher::WriteOutcomes(std::vector<Outcome> outcomes) {
           const std::int64_t now = clock_.WallMs();
           for (std::size_t i = 0; i < items->size(); ++i) {
             const Outcome& o = (*items)[i];
+            (*states)[i] = TimerState::kDelivering;  // the mutation may run again
             Result<std::optional<TimerRecord>> r = txn.Get(o.id);
             if (!r.ok() || !*r || !AwaitsOutcome(**r, o.attempt)) continue;  // stale
             TimerRecord next = Complete(**r, o.outcome, now, RetryDelayMs(**r, o.jitter));
@@ -281,12 +296,16 @@ void Dispatcher::WriteOutcomes(std::vector<Outcome> outcomes) {
 
 void Dispatcher::PartWritten(OutcomeBatch& batch, std::vector<Outcome>& items,
                              const std::vector<TimerState>& states, const Status& s) {
-  if (s.ok() || s.code() == StatusCode::kFenced) {
+  if (s.code() == StatusCode::kFenced) metrics_.fenced_writes.fetch_add(1, std::memory_order_relaxed);
+  // Fenced while the shard is still ours (a lease late to be confirmed):
+  // kept and written again, like after a store failure. Fenced and no
+  // longer ours: dropped, the new owner fires the timer again.
+  const bool keep = !s.ok() && (s.code() != StatusCode::kFenced ||
+                                (!items.empty() && scheduler_.OwnsShardOf(items.front().id)));
+  if (!keep) {
     if (s.ok()) {
       internal::MutexLock lock(outcomes_mutex_);
       store_retry_delay_ = std::chrono::milliseconds(0);
-    } else {
-      metrics_.fenced_writes.fetch_add(1, std::memory_order_relaxed);
     }
     for (std::size_t i = 0; i < items.size(); ++i) {
       switch (states[i]) {
@@ -310,7 +329,7 @@ void Dispatcher::PartWritten(OutcomeBatch& batch, std::vector<Outcome>& items,
   std::vector<Outcome> failed;
   {
     internal::MutexLock lock(batch.mutex);
-    if (!s.ok() && s.code() != StatusCode::kFenced) {
+    if (keep) {
       batch.failed.insert(batch.failed.end(), std::make_move_iterator(items.begin()),
                           std::make_move_iterator(items.end()));
     }

@@ -33,11 +33,13 @@ namespace tickwheel::server {
 // Failures of the store never lose or spin: a claim that cannot be written
 // fires again after a pause; outcomes that cannot be written are kept (the
 // timers stay in flight) and written again after a pause, growing to 10 s.
-// A fenced write (this node lost the shard) drops what it was about: the
-// new owner fires those timers. An attempt aborted by a stopping server
+// A fenced write drops what it was about if this node no longer owns the
+// shard (the new owner fires those timers), and is tried again after a pause
+// if it still does (its lease was only late to be confirmed). An attempt aborted by a stopping server
 // writes nothing: the timer stays `delivering` and fires at the next start.
-// A timer with a NATS target on a server without --nats is not claimed: it
-// stays pending for a server that has NATS.
+// A timer with a NATS target on a server without --nats, or whose record
+// cannot be read, is not claimed: it stays pending (looked at again hourly)
+// for a server that can deliver it.
 //
 // Thread safety: OnFired from any thread (the scheduler's); outcomes arrive
 // on the delivery threads.
@@ -67,6 +69,9 @@ class Dispatcher {
   };
 
   void ClaimChunk(std::vector<DueEntry> entries);
+  // Leaves a timer that cannot be attempted here in memory for an hour.
+  void Park(const DueEntry& entry);
+  static constexpr std::chrono::hours kParkedFor{1};
   void Deliver(const TimerRecord& record);
   void OnAttemptDone(const std::string& id, std::uint32_t attempt, std::int64_t started_ms,
                      AttemptResult result);

@@ -85,6 +85,11 @@ std::size_t Scheduler::InFlightOf(const std::vector<int>& shards) const {
   return n;
 }
 
+bool Scheduler::OwnsShardOf(const std::string& id) const {
+  internal::MutexLock lock(mutex_);
+  return Owned(id);
+}
+
 std::vector<int> Scheduler::shards() const {
   internal::MutexLock lock(mutex_);
   return {shards_.begin(), shards_.end()};

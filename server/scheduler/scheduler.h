@@ -67,6 +67,8 @@ class Scheduler {
   // flight finish; the store fences their outcome).
   void RemoveShards(const std::vector<int>& shards);
   std::vector<int> shards() const;
+  // Whether this node fires the shard `id` is in.
+  bool OwnsShardOf(const std::string& id) const;
   // Loads every owned shard's window again (changes may have been missed).
   void ReloadShards();
   // Timers of `shards` in flight (fired, not yet finished).

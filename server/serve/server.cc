@@ -81,9 +81,17 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
     LeaseCallbacks callbacks;
     callbacks.acquired = [raw](const std::vector<int>& shards) { raw->scheduler_->AddShards(shards); };
     callbacks.lost = [raw](const std::vector<int>& shards) { raw->scheduler_->RemoveShards(shards); };
-    callbacks.releasing = [raw](const std::vector<int>& shards) { raw->StopFiring(shards); };
+    callbacks.releasing = [raw](const std::vector<int>& shards) {
+      raw->scheduler_->RemoveShards(shards);
+    };
+    callbacks.in_flight = [raw](const std::vector<int>& shards) {
+      return raw->scheduler_->InFlightOf(shards);
+    };
     s->leases_ = std::make_unique<LeaseManager>(
-        LeaseOptions{.postgres = options.postgres, .node_id = node_id, .lease = options.lease},
+        LeaseOptions{.postgres = options.postgres,
+                     .node_id = node_id,
+                     .lease = options.lease,
+                     .release_wait = options.webhook.timeout + std::chrono::seconds(2)},
         std::move(callbacks));
   }
 
@@ -93,7 +101,11 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
   store_options.shards = options.shards;
   store_options.node_id = node_id;
   store_options.fence = s->leases_.get();
-  store_options.notify_horizon_ms = options.scheduler.window.count();
+  // Past the window, with room for the owner's refill and clocks that differ.
+  store_options.resync = [raw] {
+    if (raw->scheduler_) raw->scheduler_->ReloadShards();
+  };
+  store_options.notify_horizon_ms = options.scheduler.window.count() * 3 / 2;
   store_options.observer = [&metrics](std::size_t n, bool, std::int64_t ns) {
     metrics.store_writes.fetch_add(1, std::memory_order_relaxed);
     metrics.store_mutations.fetch_add(n, std::memory_order_relaxed);
@@ -176,13 +188,6 @@ void Server::StartCluster(const std::string& node_id) {
                                                           std::move(callbacks));
   notifications_->Start();
   leases_->Start(store_->shard_count());
-}
-
-void Server::StopFiring(const std::vector<int>& shards) {
-  scheduler_->RemoveShards(shards);
-  WaitFor([&] { return scheduler_->InFlightOf(shards) == 0; },
-          std::chrono::steady_clock::now() + options_.webhook.timeout + std::chrono::seconds(2),
-          [] { return false; });
 }
 
 std::string Server::HealthDetail() const {

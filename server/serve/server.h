@@ -52,8 +52,6 @@ class Server {
   std::string HealthDetail() const;
   // Cluster mode: leases decide which shards this node fires.
   void StartCluster(const std::string& node_id);
-  // Stops firing `shards` and waits (bounded) for their attempts in flight.
-  void StopFiring(const std::vector<int>& shards);
 
   const ServeOptions options_;
   ServerClock& clock_;

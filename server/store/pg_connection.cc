@@ -46,7 +46,14 @@ std::int64_t PgResult::affected() const {
 }
 
 Result<std::unique_ptr<PgConnection>> PgConnection::Connect(const std::string& conninfo) {
-  PGconn* conn = PQconnectdb(conninfo.c_str());
+  // A dead peer or a cut network is noticed within seconds (TCP keepalives,
+  // a limit on unacknowledged data) instead of blocking a thread for minutes.
+  // The URL's own settings win over these.
+  const char* keywords[] = {"connect_timeout", "keepalives", "keepalives_idle",
+                            "keepalives_interval", "keepalives_count", "tcp_user_timeout",
+                            "dbname", nullptr};
+  const char* values[] = {"5", "1", "5", "2", "3", "10000", conninfo.c_str(), nullptr};
+  PGconn* conn = PQconnectdbParams(keywords, values, /*expand_dbname=*/1);
   if (PQstatus(conn) != CONNECTION_OK) {
     std::string why = PQerrorMessage(conn);
     while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
@@ -56,7 +63,14 @@ Result<std::unique_ptr<PgConnection>> PgConnection::Connect(const std::string& c
   // PostgreSQL's notices ("relation already exists, skipping") are not
   // errors: keep them off stderr.
   PQsetNoticeProcessor(conn, [](void*, const char*) {}, nullptr);
-  return std::unique_ptr<PgConnection>(new PgConnection(conn));
+  std::unique_ptr<PgConnection> c(new PgConnection(conn));
+  // No lock is waited for long, and a transaction left open by a paused
+  // node releases its locks (its lease rows among them) by itself.
+  Status set = c->ExecScript(
+      "SET lock_timeout = '2s'; SET idle_in_transaction_session_timeout = '5s'; "
+      "SET statement_timeout = '30s'");
+  if (!set.ok()) return set;
+  return c;
 }
 
 PgConnection::~PgConnection() { PQfinish(conn_); }
@@ -91,8 +105,9 @@ Status PgConnection::ErrorOf(pg_result* raw) {
   if (raw) PQclear(raw);
   while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
   const std::string message = "PostgreSQL: " + why + (sqlstate.empty() ? "" : " [" + sqlstate + "]");
-  // 23505 unique violation, 40001 serialization failure, 40P01 deadlock.
-  if (sqlstate == "23505" || sqlstate == "40001" || sqlstate == "40P01") {
+  // 23505 unique violation, 40001 serialization failure, 40P01 deadlock,
+  // 55P03 lock not available (lock_timeout).
+  if (sqlstate == "23505" || sqlstate == "40001" || sqlstate == "40P01" || sqlstate == "55P03") {
     return Status::Conflict("retry_transaction", message);
   }
   // Class 08: connection exceptions; 57P: operator intervention (shutdown);

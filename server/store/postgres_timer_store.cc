@@ -352,7 +352,7 @@ class PostgresTimerStore final : public TimerStore {
         "SELECT l.shard FROM tickwheel_shard_leases l "
         "JOIN unnest($1::int[], $2::bigint[]) AS m(shard, epoch) "
         "ON l.shard = m.shard AND l.epoch = m.epoch "
-        "WHERE l.owner = $3 AND l.expires_at > now() ORDER BY l.shard FOR SHARE OF l",
+        "WHERE l.owner = $3 AND l.expires_at > clock_timestamp() ORDER BY l.shard FOR SHARE OF l",
         {PgBigintArray(list), PgBigintArray(epochs), options_.node_id});
     if (!r.ok()) return r.status();
     for (int i = 0; i < r->rows(); ++i) valid.insert(static_cast<int>(r->Int(i, 0)));
@@ -417,8 +417,17 @@ class PostgresTimerStore final : public TimerStore {
         inserts.Add(*change.after, shard);
       }
     }
-    for (const auto& [id, due] : DueChanges(changes)) {
-      if (!due || *due < horizon) notices.push_back({ShardOf(id), due, id});
+    for (const RecordChange& change : changes) {
+      // Announced: timers newly due soon, and cancels (so the owner drops
+      // them); what the owner itself completes needs no announcement.
+      const bool cancelled = change.after && change.after->state == TimerState::kCancelled &&
+                             change.before && IsScheduled(change.before->state);
+      const bool due_soon = change.after && IsScheduled(change.after->state) &&
+                            change.after->due_ms < horizon &&
+                            (!change.before || !IsScheduled(change.before->state) ||
+                             change.before->due_ms != change.after->due_ms);
+      if (cancelled) notices.push_back({ShardOf(change.after->id), std::nullopt, change.after->id});
+      if (due_soon) notices.push_back({ShardOf(change.after->id), change.after->due_ms, change.after->id});
     }
     if (!inserts.empty()) {
       s = c.Exec(std::string("INSERT INTO tickwheel_timers (") + kTimerColumns + ") SELECT * FROM " +
@@ -460,6 +469,20 @@ class PostgresTimerStore final : public TimerStore {
                  {PgTextArray(EncodeDuePayloads(options_.node_id, notices))})
               .status();
       if (!s.ok()) return fail(s);
+    }
+    if (!valid->empty()) {
+      // The leases were good when the transaction began; they must still be
+      // when it commits (it may have waited on locks, or its node paused).
+      std::vector<std::int64_t> shards(valid->begin(), valid->end());
+      Result<PgResult> still = c.Exec(
+          "SELECT count(*) FROM tickwheel_shard_leases WHERE shard = ANY($1::int[]) "
+          "AND owner = $2 AND expires_at > clock_timestamp()",
+          {PgBigintArray(shards), options_.node_id});
+      if (!still.ok()) return fail(still.status());
+      if (still->Int(0, 0) != static_cast<std::int64_t>(shards.size())) {
+        return fail(Status::Conflict("retry_transaction",
+                                     "a lease expired during the transaction"));
+      }
     }
     s = c.Commit();
     if (!s.ok()) return fail(s);

@@ -24,6 +24,7 @@ std::size_t Retention::PurgeOnce() {
       store_.Submit(
           *ids,
           [ids = *ids, state, cutoff, count](StoreTxn& txn) -> Status {
+            *count = 0;  // the mutation may run again (a retried transaction)
             for (const std::string& id : ids) {
               Result<std::optional<TimerRecord>> r = txn.Get(id);
               if (!r.ok()) continue;  // unreadable: left alone

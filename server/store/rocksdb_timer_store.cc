@@ -199,6 +199,7 @@ class RocksDbTimerStore final : public TimerStore {
       : dir_(options.data_dir),
         db_options_(std::move(db_options)),
         observer_(options.observer),
+        resync_(options.resync),
         db_(std::move(db)) {
     LoadCounts();
     writer_ = std::make_unique<GroupWriter>(
@@ -389,6 +390,8 @@ class RocksDbTimerStore final : public TimerStore {
     LoadCounts();
     reopens_.fetch_add(1);
     broken_.store(false);
+    // A write reported as failed may be in the replayed log.
+    if (resync_) resync_();
   }
 
   // Whether a small file can be written and synced in the data directory.
@@ -471,6 +474,7 @@ class RocksDbTimerStore final : public TimerStore {
   const std::string dir_;
   const rocksdb::Options db_options_;
   const WriteObserver observer_;
+  const std::function<void()> resync_;
   DueListener listener_;  // set before the writes it should see
   mutable std::array<std::atomic<std::int64_t>, kNumStates> counts_{};
   mutable std::atomic<bool> broken_{false};  // a write failed: reopen before the next

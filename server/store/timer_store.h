@@ -154,6 +154,11 @@ struct StoreOptions {
   std::string data_dir;  // the embedded RocksDB store, unless `postgres` is set
   unsigned writer_threads = 8;
   WriteObserver observer;
+  // Called when the store cannot tell which writes it reported as failed
+  // were kept after all (the embedded store reopened after a write error:
+  // its log may still hold them). What mirrors the store (the scheduler)
+  // should look at it again. May be empty.
+  std::function<void()> resync;
 
   // Cluster mode: the PostgreSQL store.
   std::string postgres;       // a postgresql:// URL or key=value conninfo
