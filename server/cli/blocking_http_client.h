@@ -1,5 +1,5 @@
-// BlockingHttpClient: one keep-alive HTTP/1.1 connection, one request at a
-// time; for the client commands and for tests.
+// BlockingHttpClient: one keep-alive HTTP/1.1 or HTTPS connection, one
+// request at a time; for the client commands and for tests.
 #ifndef TICKWHEEL_SERVER_CLI_BLOCKING_HTTP_CLIENT_H_
 #define TICKWHEEL_SERVER_CLI_BLOCKING_HTTP_CLIENT_H_
 
@@ -16,13 +16,23 @@ struct HttpCallResult {
   std::string error;   // connection-level failure
 };
 
+struct BlockingHttpClientOptions {
+  std::chrono::milliseconds timeout{std::chrono::seconds(30)};
+  // Sent as "Authorization: Bearer TOKEN" when not empty.
+  std::string bearer_token;
+  // https:// servers: PEM CA certificates trusted besides the system's.
+  std::string ca_file;
+};
+
 // Thread safety: none; one thread per client. Reconnects when the server
 // closed the connection.
 class BlockingHttpClient {
  public:
-  // `server` is host:port.
+  // `server` is host:port, http://host:port or https://host:port (the
+  // certificate is verified, for the host name or IP address given).
   explicit BlockingHttpClient(std::string server,
                               std::chrono::milliseconds timeout = std::chrono::seconds(30));
+  BlockingHttpClient(std::string server, BlockingHttpClientOptions options);
   ~BlockingHttpClient();
 
   HttpCallResult Call(std::string_view method, std::string_view target,

@@ -84,6 +84,7 @@ std::string Metrics::Render(
           waiting_for_nats);
   Counter(out, "tickwheel_http_requests_total", "API requests answered.", http_requests);
   Counter(out, "tickwheel_http_client_errors_total", "API requests answered 4xx.", http_client_errors);
+  Counter(out, "tickwheel_http_unauthenticated_total", "API requests answered 401 (no or a wrong token).", http_unauthenticated);
   Counter(out, "tickwheel_http_overloaded_total",
           "Requests and connections answered 503 because the server was over a limit.",
           http_overloaded);

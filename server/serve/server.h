@@ -19,6 +19,7 @@
 #include "delivery/dispatcher.h"
 #include "delivery/nats_publisher.h"
 #include "delivery/webhook_client.h"
+#include "egress/target_policy.h"
 #include "scheduler/scheduler.h"
 #include "serve/serve_options.h"
 #include "store/retention.h"
@@ -51,6 +52,7 @@ class Server {
   const ServeOptions options_;
   ServerClock& clock_;
   Metrics metrics_;
+  std::shared_ptr<const TargetPolicy> policy_;  // shared with the webhook client
   std::unique_ptr<TimerStore> store_;
   std::unique_ptr<NatsPublisher> nats_;
   std::unique_ptr<WebhookClient> webhook_;
