@@ -4,6 +4,7 @@
 #include <openssl/x509v3.h>
 
 #include <boost/asio.hpp>
+#include <cctype>
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -173,6 +174,11 @@ HttpCallResult BlockingHttpClient::Call(std::string_view method,
     auto res = parser.release();
     result.status = static_cast<int>(res.result_int());
     result.body = std::move(res.body());
+    for (const auto& field : res) {
+      std::string name(field.name_string());
+      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      result.headers[name] = std::string(field.value());
+    }
     result.error.clear();
     if (!res.keep_alive()) impl_->Close();
     return result;

@@ -4,6 +4,7 @@
 #define TICKWHEEL_SERVER_CLI_BLOCKING_HTTP_CLIENT_H_
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -14,6 +15,7 @@ struct HttpCallResult {
   int status = 0;      // 0: no answer (see error)
   std::string body;
   std::string error;   // connection-level failure
+  std::map<std::string, std::string> headers;  // of the answer; names in lower case
 };
 
 struct BlockingHttpClientOptions {

@@ -76,11 +76,13 @@ std::string DescribeTlsFailure(const boost::system::error_code& ec, SSL* ssl,
     }
   }
   if (ec == boost::asio::ssl::error::stream_truncated) {
-    return prefix + "the receiver closed the connection during the handshake";
+    return prefix +
+           "the receiver closed the connection during the handshake (does the receiver speak "
+           "TLS on that port?)";
   }
   std::string message = ec.message();
   if (message.find("wrong version number") != std::string::npos) {
-    message += " (does the receiver speak TLS on that port?)";
+    message += " (does the receiver speak TLS on that port?)";  // a plain HTTP answer
   }
   return prefix + message;
 }

@@ -102,10 +102,11 @@ struct WebhookClient::Shard {
     std::deque<Job> queue;
     std::vector<asio::steady_timer*> idle;  // workers waiting for a job
     std::size_t workers = 0;
-    // The last resumable TLS session with this host: the next connection
-    // resumes it (an abbreviated handshake).
-    std::shared_ptr<SSL_SESSION> session;
   };
+  // The last resumable TLS session with each https host (kept when the
+  // host is forgotten): its next connection resumes it, an abbreviated
+  // handshake. At most kMaxSessions hosts.
+  static constexpr std::size_t kMaxSessions = 10'000;
 
   Shard(const WebhookClientOptions& o, std::size_t index, WebhookClient& c)
       : options(o), shard_index(index), client(c), resolver(c.resolver_),
@@ -175,7 +176,9 @@ struct WebhookClient::Shard {
     if (!conn.tls) co_return "";
     SSL* ssl = conn.tls->native_handle();
     PrepareTlsConnection(ssl, url.host);
-    if (host->session) SSL_set_session(ssl, host->session.get());
+    if (auto it = sessions.find(host->key); it != sessions.end()) {
+      SSL_set_session(ssl, it->second.get());
+    }
     co_await conn.tls->async_handshake(asio::ssl::stream_base::client,
                                        asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
@@ -183,7 +186,7 @@ struct WebhookClient::Shard {
                             ? "TLS handshake with " + url.HostHeader() + " " +
                                   TimeoutMessage(options.timeout)
                             : DescribeTlsFailure(ec, ssl, url.host, url.HostHeader());
-      if (SSL_get_verify_result(ssl) != X509_V_OK) host->session.reset();
+      if (SSL_get_verify_result(ssl) != X509_V_OK) sessions.erase(host->key);
       conn.Reset();
       co_return why;
     }
@@ -266,12 +269,15 @@ struct WebhookClient::Shard {
     }
     if (conn.tls && !conn.session_saved) {
       // After the first answer: a TLS 1.3 session ticket has arrived by now.
-      SSL_SESSION* session = SSL_get1_session(conn.tls->native_handle());
-      if (session != nullptr && SSL_SESSION_is_resumable(session)) {
-        host->session.reset(session, SessionFree());
+      // A copy: OpenSSL marks a connection's own session not resumable
+      // when the connection is closed without a TLS shutdown.
+      SSL_SESSION* current = SSL_get_session(conn.tls->native_handle());
+      SSL_SESSION* session =
+          current != nullptr && SSL_SESSION_is_resumable(current) ? SSL_SESSION_dup(current) : nullptr;
+      if (session != nullptr) {
+        if (sessions.size() >= kMaxSessions && !sessions.count(host->key)) sessions.clear();
+        sessions[host->key].reset(session, SessionFree());
         conn.session_saved = true;
-      } else if (session != nullptr) {
-        SSL_SESSION_free(session);
       }
     }
     result.status = static_cast<int>(res.result_int());
@@ -368,6 +374,7 @@ struct WebhookClient::Shard {
   // Only the shard's thread touches these.
   std::unordered_map<std::string, std::unique_ptr<Host>> hosts;
   std::unordered_set<Connection*> connections;
+  std::unordered_map<std::string, std::shared_ptr<SSL_SESSION>> sessions;
   std::unordered_set<asio::steady_timer*> lookups;
   bool stopping = false;
   std::thread thread;

@@ -42,8 +42,15 @@ class ServerProcess {
   int Terminate(int timeout_seconds = 60);
   bool running() const { return pid_ > 0; }
 
+  // With --tls-cert among the arguments, the health check speaks HTTPS and
+  // trusts this CA.
+  void set_ca_file(std::string ca_file) { ca_file_ = std::move(ca_file); }
+  bool tls() const;
+
   int port() const { return port_; }
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  // address() with its scheme: http:// or https://.
+  std::string url() const { return (tls() ? "https://" : "http://") + address(); }
   pid_t pid() const { return pid_; }
   std::string log() const;  // what the server printed
 
@@ -52,6 +59,7 @@ class ServerProcess {
   std::string data_dir_;
   std::vector<std::string> extra_args_;
   std::string log_path_;
+  std::string ca_file_;
   int port_ = 0;
   pid_t pid_ = -1;
 };
