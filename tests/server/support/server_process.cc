@@ -59,7 +59,7 @@ ServerProcess::~ServerProcess() {
 bool ServerProcess::Start(int port) {
   port_ = port != 0 ? port : FreePort();
   std::vector<std::string> args = {binary_, "serve", "--listen",
-                                   "127.0.0.1:" + std::to_string(port_),
+                                   listen_host_ + ":" + std::to_string(port_),
                                    "--data-dir", data_dir_};
   args.insert(args.end(), extra_args_.begin(), extra_args_.end());
   pid_ = fork();

@@ -45,6 +45,9 @@ class ServerProcess {
   // With --tls-cert among the arguments, the health check speaks HTTPS and
   // trusts this CA.
   void set_ca_file(std::string ca_file) { ca_file_ = std::move(ca_file); }
+  // The address to listen on (127.0.0.1 by default; the health check
+  // always goes to 127.0.0.1).
+  void set_listen_host(std::string host) { listen_host_ = std::move(host); }
   bool tls() const;
 
   int port() const { return port_; }
@@ -60,6 +63,7 @@ class ServerProcess {
   std::vector<std::string> extra_args_;
   std::string log_path_;
   std::string ca_file_;
+  std::string listen_host_ = "127.0.0.1";
   int port_ = 0;
   pid_t pid_ = -1;
 };
