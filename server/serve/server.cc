@@ -145,7 +145,7 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
 
   if (!options.nats.empty()) {
     Result<std::unique_ptr<NatsPublisher>> nats =
-        NatsPublisher::Connect(options.nats, options.webhook.timeout, 4);
+        NatsPublisher::Connect(options.nats, options.webhook.timeout, 4, security->signer);
     if (!nats.ok()) return nats.status();
     s->nats_ = std::move(*nats);
     spdlog::info("NATS targets publish to JetStream at {}", RedactUrl(options.nats));
