@@ -87,6 +87,24 @@ def render(r):
                + (f"; PostgreSQL {cpu(pg['herd'], False)}, lateness p99 {pg['herd']['lateness']['p99_ms']} ms" if pg else ""))
     out.append(f"- lateness: tickwheel {cpu(tw['lateness'])}"
                + (f"; PostgreSQL {cpu(pg['lateness'], False)}" if pg else ""))
+    sec = tw.get("herd_security")
+    if sec:
+        base = next(v for v in sec if not v["tls"] and not v["signed"])["per_s"]
+        out.append("")
+        out.append(f"**Delivery security** (tickwheel serve; the same herd of {r['herd_size']:,} "
+                   "timers due within one second, to one receiver on loopback, a fresh server "
+                   "each; signing with two secrets, as during a rotation):")
+        out.append("")
+        out.append("| deliveries over | signed | deliveries/s | vs plain HTTP | connections per delivery "
+                   "| TLS handshakes per delivery | lateness p99 | server CPU |")
+        out.append("|---|---|---:|---:|---:|---:|---:|---:|")
+        for v in sec:
+            out.append(
+                f"| {'HTTPS' if v['tls'] else 'HTTP'} | {'yes' if v['signed'] else 'no'} | "
+                f"{rate(v['per_s'])} | {v['per_s'] / base:.2f}x | "
+                f"{v['connects_per_delivery']:.5f} ({v['connects']:.0f}) | "
+                f"{v['handshakes_per_delivery']:.5f} ({v['tls_handshakes']:.0f}) | "
+                f"{v['lateness']['p99_ms']} ms | {v['server_cpu_pct']:.0f}% |")
     out.append("")
     out.append("**Large backlogs** (tickwheel serve; timers due in an hour, created through the "
                "batch API with 10,000 per request, plus 1,000 due while the server is down; "

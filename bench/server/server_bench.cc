@@ -9,6 +9,9 @@
 //                   single-row INSERTs from 64 connections
 //   herd            100,000 timers due within the same second: deliveries/s
 //                   at a local receiver, first to last
+//   herd_security   the same herd (tickwheel only) over plain HTTP and HTTPS,
+//                   each with and without signing (Standard Webhooks, two
+//                   secrets); connections and TLS handshakes per delivery
 //   lateness        20,000 timers spread over 10 s (2,000/s): received - due
 //   backlog         N pending far in the future: server RSS; kill -9,
 //                   restart, time to the first overdue delivery
@@ -30,6 +33,7 @@
 #include "load_client.h"
 #include "pg_peer.h"
 #include "support/server_process.h"
+#include "support/test_pki.h"
 #include "support/webhook_receiver.h"
 
 namespace tickwheel::bench {
@@ -246,6 +250,80 @@ json::object TickwheelHerd(const Options& o, TempDir& dir) {
   return r;
 }
 
+// The herd over http:// or https://, signed or not, all else as in
+// TickwheelHerd.
+json::object TickwheelHerdVariant(const Options& o, TempDir& dir, testing::TestPki& pki,
+                                  const testing::CertFiles& cert, bool tls, bool sign) {
+  testing::ReceiverOptions ro;
+  ro.threads = 1;
+  if (tls) {
+    ro.tls_cert = cert.cert;
+    ro.tls_key = cert.key;
+  }
+  WebhookReceiver receiver(ro);
+  const std::string name = std::string(tls ? "https" : "http") + (sign ? "-signed" : "");
+  std::vector<std::string> args = {"--max-batch", "10000", "--ca-file", pki.ca_file()};
+  if (sign) {
+    std::ofstream(dir.path() + "/secrets")
+        << "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\n"
+        << "whsec_dGhlIG5ldyBzZWNyZXQgb2YgdGhlIHJvdGF0aW9u\n";
+    args.push_back("--webhook-secret-file");
+    args.push_back(dir.path() + "/secrets");
+  }
+  ServerProcess server(o.binary, dir.path() + "/herd-" + name, args);
+  if (!server.Start()) std::exit(1);
+  const std::int64_t t0 = NowMs() + 5000;
+  CreateBatches(server, "h", o.herd, 10'000, 2,
+                [&](std::uint64_t i) { return t0 + static_cast<std::int64_t>(i % 1000); },
+                receiver.url());
+  if (NowMs() >= t0) std::fprintf(stderr, "  warning: creating the herd took longer than 5 s\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(std::max<std::int64_t>(0, t0 - NowMs())));
+  CpuMeter cpu(server.pid());
+  const bool all = WaitCount(receiver, o.herd, 300);
+  json::object r = cpu.Stop();
+  json::object late = LatenessStats(receiver.deliveries());
+  r["all_delivered"] = all;
+  r["lateness"] = late;
+  const double span = static_cast<double>(late["first_to_last_ms"].as_int64()) / 1000.0;
+  r["per_s"] = static_cast<double>(o.herd) / std::max(span, 0.001);
+  r["tls"] = tls;
+  r["signed"] = sign;
+  server::BlockingHttpClient client(server.address());
+  const std::string m = client.Call("GET", "/metrics").body;
+  auto metric = [&](const std::string& metric_name) {
+    const std::size_t at = m.find("\n" + metric_name + " ");
+    return at == std::string::npos ? 0.0 : std::stod(m.substr(at + metric_name.size() + 2));
+  };
+  r["connects"] = metric("tickwheel_webhook_connects_total");
+  r["tls_handshakes"] = metric("tickwheel_webhook_tls_handshakes_total");
+  r["tls_resumed"] = metric("tickwheel_webhook_tls_resumed_total");
+  r["handshakes_per_delivery"] = metric("tickwheel_webhook_tls_handshakes_total") / static_cast<double>(o.herd);
+  r["connects_per_delivery"] = metric("tickwheel_webhook_connects_total") / static_cast<double>(o.herd);
+  if (sign) {  // a spot check that they are signed
+    const Delivery& d = receiver.deliveries().front();
+    r["signature_header_bytes"] = d.headers.count("webhook-signature")
+                                      ? d.headers.at("webhook-signature").size()
+                                      : 0;
+  }
+  server.Terminate();
+  return r;
+}
+
+// The four variants: http, http signed, https, https signed.
+json::array TickwheelHerdSecurity(const Options& o, TempDir& dir) {
+  testing::TestPki pki(dir.path());
+  const testing::CertFiles cert = pki.Issue("receiver", {"IP:127.0.0.1"});
+  json::array variants;
+  for (bool tls : {false, true}) {
+    for (bool sign : {false, true}) {
+      std::fprintf(stderr, "tickwheel: herd over %s%s\n", tls ? "https" : "http",
+                   sign ? ", signed" : "");
+      variants.push_back(TickwheelHerdVariant(o, dir, pki, cert, tls, sign));
+    }
+  }
+  return variants;
+}
+
 json::object TickwheelLateness(const Options& o, TempDir& dir) {
   WebhookReceiver receiver(1);
   ServerProcess server(o.binary, dir.path() + "/lateness", {"--max-batch", "10000"});
@@ -366,9 +444,11 @@ json::object PgDeliveries(PgPeer& pg, std::uint64_t n, std::int64_t lead_ms,
 int main(int argc, char** argv) {
   using namespace tickwheel::bench;
   Options o;
+  bool only_security = false;  // just the herd_security phase (for a quick look)
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--binary" && i + 1 < argc) o.binary = argv[++i];
+    if (a == "--only-security") only_security = true;
+    else if (a == "--binary" && i + 1 < argc) o.binary = argv[++i];
     else if (a == "--pg" && i + 1 < argc) o.pg = argv[++i];
     else if (a == "--quick") {
       o.batch_total = 100'000;
@@ -376,11 +456,22 @@ int main(int argc, char** argv) {
       o.backlogs = {1'000'000};
       o.single_seconds = 5;
     } else {
-      std::fprintf(stderr, "usage: server_bench --binary build/tickwheel [--pg CONNINFO] [--quick]\n");
+      std::fprintf(stderr, "usage: server_bench --binary build/tickwheel [--pg CONNINFO] [--quick] "
+                           "[--only-security]\n");
       return 2;
     }
   }
   if (o.binary.empty()) o.binary = TICKWHEEL_BINARY;
+  if (only_security) {
+    TempDir dir;
+    boost::json::object out;
+    out["load_average_start"] = LoadAverage();
+    out["herd_size"] = o.herd;
+    out["herd_security"] = TickwheelHerdSecurity(o, dir);
+    out["load_average_end"] = LoadAverage();
+    std::printf("%s\n", boost::json::serialize(out).c_str());
+    return 0;
+  }
   TempDir dir;
   boost::json::object out;
   out["load_average_start"] = LoadAverage();
@@ -393,6 +484,7 @@ int main(int argc, char** argv) {
   tw["single_creates"] = TickwheelSingleCreates(o, dir);
   std::fprintf(stderr, "tickwheel: herd\n");
   tw["herd"] = TickwheelHerd(o, dir);
+  tw["herd_security"] = TickwheelHerdSecurity(o, dir);
   std::fprintf(stderr, "tickwheel: lateness\n");
   tw["lateness"] = TickwheelLateness(o, dir);
   boost::json::array backlogs;
