@@ -6,6 +6,7 @@
 #define TICKWHEEL_SERVER_DELIVERY_WEBHOOK_SIGNER_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,7 +16,8 @@
 namespace tickwheel::server {
 
 // Thread safety: immutable after it is made; Sign from any thread.
-// Cost: one HMAC-SHA256 over the body per secret.
+// Cost: one HMAC-SHA256 over the body per secret, from a keyed state made
+// once (OpenSSL's one-shot HMAC looks its algorithm up on every call).
 //
 //   Result<WebhookSigner> signer = WebhookSigner::FromFile("/etc/tickwheel/secrets");
 //   request.set("webhook-signature", signer->Sign(id, unix_seconds, body));
@@ -32,10 +34,14 @@ class WebhookSigner {
 
   // The value of the webhook-signature header.
   std::string Sign(std::string_view id, std::int64_t unix_seconds, std::string_view body) const;
-  std::size_t secrets() const { return keys_.size(); }
+  std::size_t secrets() const { return keyed_.size(); }
 
  private:
-  std::vector<std::string> keys_;  // the decoded key bytes
+  struct Keyed;  // an HMAC-SHA256 context with its key set (OpenSSL)
+  struct Free {
+    void operator()(Keyed* k) const;
+  };
+  std::vector<std::shared_ptr<Keyed>> keyed_;
 };
 
 }  // namespace tickwheel::server
