@@ -7,13 +7,16 @@
 #   make bench [QUICK=1]    benchmarks against peers; regenerates docs
 #   make bench-server [QUICK=1]  tickwheel serve against PostgreSQL + SKIP
 #                           LOCKED; regenerates docs/performance.md's region
-#   make asan | make tsan   one sanitizer build and its tests
+#   make asan | make tsan   one sanitizer build of the library and its tests
+#   make server-asan        the server and its tests under GCC's ASan + UBSan
+#   make tsa                the server compiled by clang: lock annotations
+#                           checked (-Wthread-safety)
 BUILD ?= build
 JOBS ?= $(shell nproc)
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 CMAKE_ARGS ?=
 
-.PHONY: all deps configure build run demo test unit-test asan tsan bench bench-server clean format
+.PHONY: all deps configure build run demo test unit-test asan tsan server-asan tsa bench bench-server clean format
 
 all: build
 
@@ -35,7 +38,7 @@ demo: build
 unit-test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) --timeout 600
 
-test: unit-test asan tsan
+test: unit-test asan tsan tsa server-asan
 
 # Sanitizer builds compile the library and its tests (not the benchmarks or
 # the executable) with clang, and run the tests that are labelled for them.
@@ -54,6 +57,25 @@ tsan: deps
 	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
 	  ctest --test-dir $(BUILD)-tsan --output-on-failure -j $(JOBS) -L 'unit|concurrency' --timeout 900
 
+# The server in a GCC build with ASan + UBSan (clang 14 cannot compile its
+# coroutines with ASan), running every test labelled "server".
+server-asan: deps
+	@cmake -S . -B $(BUILD)-server-asan $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_CXX_COMPILER=g++ -DTICKWHEEL_SANITIZE=address -DTICKWHEEL_BUILD_BENCH=OFF \
+	  -DTICKWHEEL_BUILD_EXAMPLES=OFF >/dev/null
+	@cmake --build $(BUILD)-server-asan -j $(JOBS) --target server_tests
+	ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" UBSAN_OPTIONS="print_stacktrace=1" \
+	  ctest --test-dir $(BUILD)-server-asan --output-on-failure -j $(JOBS) -L server --timeout 900
+
+# The server and the executable compiled by clang, which checks the lock
+# annotations (-Wthread-safety -Werror=thread-safety; the library's are
+# checked by the asan and tsan builds).
+tsa: deps
+	@cmake -S . -B $(BUILD)-tsa $(GENERATOR) -DCMAKE_BUILD_TYPE=Release \
+	  -DCMAKE_CXX_COMPILER=clang++-14 -DTICKWHEEL_BUILD_TESTS=OFF -DTICKWHEEL_BUILD_BENCH=OFF \
+	  -DTICKWHEEL_BUILD_EXAMPLES=OFF >/dev/null
+	@cmake --build $(BUILD)-tsa -j $(JOBS) --target tickwheel_app
+
 # Core (Wheel against peers: bench/core/report.py) and runtime (Cache,
 # executors: bench/runtime/report.py); each rewrites its region of
 # docs/performance.md. QUICK=1: sizes up to 1M, one repetition.
@@ -69,4 +91,4 @@ format:
 	clang-format -i $$(git ls-files '*.h' '*.cc')
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-server-asan $(BUILD)-tsa

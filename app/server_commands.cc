@@ -171,15 +171,26 @@ void AddServe(CLI::App& app, int& exit_code) {
                                          {"delivery-timeout", "10s"},
                                          {"horizon", "3650d"},
                                          {"drain-timeout", "30s"},
-                                         {"retention", "7d"}});
+                                         {"retention", "7d"},
+                                         {"lease", "10s"}});
   CLI::App* cmd = app.add_subcommand(
-      "serve", "Run the durable timer server (HTTP API, embedded RocksDB store)");
+      "serve", "Run the durable timer server (HTTP API; embedded RocksDB store, or a "
+               "PostgreSQL cluster)");
   cmd->add_option("--listen", options->listen, "host:port to listen on")
       ->capture_default_str();
-  cmd->add_option("--data-dir", options->data_dir, "where the store keeps its files")
-      ->capture_default_str();
+  auto* data_dir = cmd->add_option("--data-dir", options->data_dir,
+                                   "where the embedded store keeps its files")
+                       ->capture_default_str();
   cmd->add_option("--postgres", options->postgres,
-                  "PostgreSQL URL for cluster mode (not supported yet)");
+                  "cluster mode: a PostgreSQL URL (postgresql://user@host:5432/db) shared by "
+                  "the nodes, instead of --data-dir");
+  cmd->add_option("--node-id", options->node_id,
+                  "cluster mode: this node's name (default: the --listen address)");
+  cmd->add_option("--shards", options->shards,
+                  "cluster mode: shards, fixed when the schema is created (default 256)")
+      ->check(CLI::Range(1, 65536));
+  cmd->add_option("--lease", (*flags)["lease"], "cluster mode: how long a shard lease lasts")
+      ->capture_default_str()->check(DurationCheck());
   cmd->add_option("--nats", options->nats,
                   "NATS URL (nats://host:4222) for {\"nats\": subject} targets (JetStream)");
   cmd->add_option("--threads", options->threads, "HTTP server threads")
@@ -261,7 +272,12 @@ void AddServe(CLI::App& app, int& exit_code) {
                   "SSRF guard: these CIDRs and host names may not be targets (link-local and "
                   "169.254.169.254 never may, unless allowed)")
       ->delimiter(',');
-  cmd->callback([options, flags, &exit_code] {
+  cmd->callback([options, flags, data_dir, &exit_code] {
+    options->data_dir_given = data_dir->count() > 0;
+    options->lease = Ms((*flags)["lease"]);
+    if (options->lease < std::chrono::seconds(1)) {
+      throw CLI::ValidationError("--lease", "must be at least 1s");
+    }
     options->scheduler.window = Ms((*flags)["window"]);
     const std::int64_t backoff_ms = Ms((*flags)["backoff"]).count();
     if (backoff_ms < 1 || backoff_ms > 24LL * 3600 * 1000) {

@@ -56,8 +56,13 @@ HttpResponse MethodNotAllowed(const HttpRequest& req, std::string_view path, con
 
 }  // namespace
 
-Api::Api(TimerHandlers& timers, Metrics& metrics, Gauges gauges, ApiAccess access)
-    : timers_(timers), metrics_(metrics), gauges_(std::move(gauges)), access_(std::move(access)) {}
+Api::Api(TimerHandlers& timers, Metrics& metrics, Gauges gauges, HealthDetail health,
+         ApiAccess access)
+    : timers_(timers),
+      metrics_(metrics),
+      gauges_(std::move(gauges)),
+      health_(std::move(health)),
+      access_(std::move(access)) {}
 
 asio::awaitable<HttpResponse> Api::Handle(HttpRequest& req) {
   metrics_.http_requests.fetch_add(1, std::memory_order_relaxed);
@@ -95,8 +100,9 @@ asio::awaitable<HttpResponse> Api::Handle(HttpRequest& req) {
       break;
     case Route::Kind::kHealth:
       if (method != http::verb::get) break;
-      res = draining_.load() ? JsonResponse(503, R"({"status":"draining"})")
-                             : JsonResponse(200, R"({"status":"ok"})");
+      res = JsonResponse(draining_.load() ? 503 : 200,
+                         std::string(draining_.load() ? R"({"status":"draining")" : R"({"status":"ok")") +
+                             (health_ ? health_() : "") + "}");
       break;
     case Route::Kind::kMetrics:
       if (method != http::verb::get) break;

@@ -38,8 +38,11 @@ class Api {
  public:
   // Appends live gauges to /metrics.
   using Gauges = std::function<void(std::string&)>;
+  // More of /healthz's answer: JSON members (",\"leases_held\":true"), or "".
+  using HealthDetail = std::function<std::string()>;
 
-  Api(TimerHandlers& timers, Metrics& metrics, Gauges gauges, ApiAccess access = {});
+  Api(TimerHandlers& timers, Metrics& metrics, Gauges gauges, HealthDetail health = {},
+      ApiAccess access = {});
 
   boost::asio::awaitable<HttpResponse> Handle(HttpRequest& req);
 
@@ -50,6 +53,7 @@ class Api {
   TimerHandlers& timers_;
   Metrics& metrics_;
   const Gauges gauges_;
+  const HealthDetail health_;
   const ApiAccess access_;
   std::atomic<bool> draining_{false};
 };

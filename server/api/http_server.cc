@@ -25,9 +25,11 @@ HttpResponse Overloaded(const std::string& what) {
 struct Reservation {
   std::atomic<std::size_t>* memory = nullptr;
   std::size_t bytes = 0;
-  ~Reservation() {
+  void Release() {
     if (memory) memory->fetch_sub(bytes);
+    memory = nullptr;
   }
+  ~Reservation() { Release(); }
 };
 
 }  // namespace
@@ -192,10 +194,14 @@ asio::awaitable<void> HttpServer::ServeRequests(Stream& stream, bool overflow) {
       res = ErrorResponse(error);
       close = true;
     } else if (!close) {
-      HttpRequest req = parser.release();
-      res = co_await handler_(req);
-      res.version(req.version());
-      close = !req.keep_alive() || overflow;
+      {
+        HttpRequest req = parser.release();
+        res = co_await handler_(req);
+        res.version(req.version());
+        close = !req.keep_alive() || overflow;
+      }
+      // The body is gone: its memory is free before the answer is sent.
+      reserved.Release();
     }
     res.keep_alive(!close && !state->stopping.load());
     res.prepare_payload();

@@ -42,8 +42,8 @@ std::string RedactUrl(std::string_view url) {
       const std::size_t colon = out.find(':', start);
       if (colon != std::string::npos && colon < at) {
         out.replace(colon + 1, at - colon - 1, "***");  // user:***@host
-      } else {
-        out.replace(start, at - start, "***");  // ***@host (a token)
+      } else if (StartsWithNoCase(out, "nats")) {
+        out.replace(start, at - start, "***");  // nats://TOKEN@host
       }
     }
   }

@@ -8,8 +8,8 @@
 namespace tickwheel::server {
 
 // `url` with its credentials replaced by "***": the password of
-// scheme://user:password@host, a token in scheme://token@host, and the value
-// of a password= or token= parameter (PostgreSQL URLs and key=value
+// scheme://user:password@host, a NATS token in nats://token@host, and the
+// value of a password= or token= parameter (PostgreSQL URLs and key=value
 // connection strings).
 std::string RedactUrl(std::string_view url);
 

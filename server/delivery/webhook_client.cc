@@ -360,8 +360,11 @@ struct WebhookClient::Shard {
       host->idle.clear();
     }
     for (asio::steady_timer* t : lookups) t->cancel();
+    // Closed, not just cancelled: an attempt between two operations (its
+    // write done, its read not yet started) would miss a cancel and wait
+    // for its timeout; on a closed socket the next operation fails at once.
     for (Connection* c : connections) {
-      if (beast::tcp_stream* t = c->lowest()) t->cancel();
+      if (beast::tcp_stream* t = c->lowest()) t->close();
     }
   }
 

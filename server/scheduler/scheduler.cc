@@ -8,7 +8,8 @@ namespace {
 // The position just after `e`: ids are made of characters above '\x01'.
 DueEntry After(const DueEntry& e) { return {e.due_ms, e.id + '\x01'}; }
 
-constexpr DueEntry kStart{INT64_MIN, ""};
+// The position before every timer.
+DueEntry BeforeAll() { return {INT64_MIN, ""}; }
 
 }  // namespace
 
@@ -62,6 +63,26 @@ void Scheduler::RemoveShards(const std::vector<int>& shards) {
     }
     it = next;
   }
+}
+
+void Scheduler::ReloadShards() {
+  {
+    internal::MutexLock lock(mutex_);
+    shards_to_load_.assign(shards_.begin(), shards_.end());
+  }
+  sleeper_->Wake();
+}
+
+std::size_t Scheduler::InFlightOf(const std::vector<int>& shards) const {
+  internal::MutexLock lock(mutex_);
+  std::size_t n = 0;
+  for (const auto& [id, entry] : entries_) {
+    if (entry.in_flight &&
+        std::find(shards.begin(), shards.end(), store_.ShardOf(id)) != shards.end()) {
+      ++n;
+    }
+  }
+  return n;
 }
 
 std::vector<int> Scheduler::shards() const {
@@ -239,7 +260,7 @@ void Scheduler::Loop() {
       shards.swap(shards_to_load_);
       const DueEntry end = window_end_;
       lock.Unlock();
-      const bool loaded = end.due_ms == INT64_MIN || Load(shards, kStart, end.due_ms + 1);
+      const bool loaded = end.due_ms == INT64_MIN || Load(shards, BeforeAll(), end.due_ms + 1);
       lock.Lock();
       if (!loaded) {
         for (int s : shards) {

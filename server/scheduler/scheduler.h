@@ -67,6 +67,10 @@ class Scheduler {
   // flight finish; the store fences their outcome).
   void RemoveShards(const std::vector<int>& shards);
   std::vector<int> shards() const;
+  // Loads every owned shard's window again (changes may have been missed).
+  void ReloadShards();
+  // Timers of `shards` in flight (fired, not yet finished).
+  std::size_t InFlightOf(const std::vector<int>& shards) const;
 
   // `id` is now due at `due_ms`, or (nullopt) no longer scheduled, in the
   // store (the store's DueListener). Ignored for shards not owned. If `id` is

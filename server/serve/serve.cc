@@ -37,10 +37,11 @@ int RunServe(const ServeOptions& options) {
   boost::asio::signal_set signals((*server)->io_context(), SIGTERM, SIGINT);
   std::promise<void> first;
   std::atomic<bool> second{false};
+  int signals_seen = 0;  // on the io_context's threads, one signal at a time
   std::function<void(const boost::system::error_code&, int)> on_signal =
-      [&, count = 0](const boost::system::error_code& ec, int sig) mutable {
+      [&](const boost::system::error_code& ec, int sig) {
         if (ec) return;
-        if (++count == 1) {
+        if (++signals_seen == 1) {
           spdlog::info("signal {}: draining (a second signal stops at once)", sig);
           first.set_value();
         } else {

@@ -17,7 +17,12 @@ namespace tickwheel::server {
 struct ServeOptions {
   std::string listen = "127.0.0.1:8080";
   std::string data_dir = "./data";
-  std::string postgres;  // not supported yet: rejected
+  bool data_dir_given = false;  // said on the command line (ignored in cluster mode)
+  // Cluster mode: the store is PostgreSQL, shared by the nodes.
+  std::string postgres;
+  std::string node_id;   // default: the --listen address
+  int shards = 0;        // when the schema is created (0: 256)
+  std::chrono::milliseconds lease{std::chrono::seconds(10)};
   std::string nats;      // NATS URL; empty: NATS targets are refused
   unsigned threads = 2;  // HTTP server threads
   ApiLimits limits;

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/ip/address.hpp>
+#include <boost/json.hpp>
 #include <charconv>
 #include <cstdio>
 #include <numeric>
@@ -39,16 +40,16 @@ Result<tcp::endpoint> ParseListen(const std::string& listen) {
   return tcp::endpoint(address, static_cast<unsigned short>(port));
 }
 
-void AppendCounter(std::string& out, const char* name, const char* help, std::uint64_t v) {
-  out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " counter\n" + name +
-         " " + std::to_string(v) + "\n";
-}
-
 void AppendGauge(std::string& out, const char* name, const char* help, double v) {
   char line[320];
   std::snprintf(line, sizeof line, "# HELP %s %s\n# TYPE %s gauge\n%s %.17g\n", name, help, name,
                 name, v);
   out += line;
+}
+
+void AppendCounter(std::string& out, const char* name, const char* help, std::uint64_t v) {
+  out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " counter\n" + name +
+         " " + std::to_string(v) + "\n";
 }
 
 // Until `done()` or `deadline`, or `cut_short()`: false if it had to stop
@@ -116,20 +117,36 @@ Server::Server(const ServeOptions& options, ServerClock& clock)
     : options_(options), clock_(clock), ioc_(static_cast<int>(std::max(1u, options.threads))) {}
 
 Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, ServerClock& clock) {
-  if (!options.postgres.empty()) {
-    return Status::Invalid("bad_flag",
-                           "--postgres: the PostgreSQL store (cluster mode) is not supported yet; "
-                           "run without it to use the embedded store in --data-dir");
-  }
   Result<tcp::endpoint> endpoint = ParseListen(options.listen);
   if (!endpoint.ok()) return endpoint.status();
   Result<Security> security = MakeSecurity(options, *endpoint);
   if (!security.ok()) return security.status();
   std::unique_ptr<Server> s(new Server(options, clock));
   Metrics& metrics = s->metrics_;
+  Server* raw = s.get();
+  const bool cluster = !options.postgres.empty();
+  const std::string node_id = options.node_id.empty() ? options.listen : options.node_id;
+  if (cluster) {
+    if (options.data_dir_given) {
+      spdlog::info("--data-dir {} is ignored: in cluster mode the store is PostgreSQL",
+                   options.data_dir);
+    }
+    LeaseCallbacks callbacks;
+    callbacks.acquired = [raw](const std::vector<int>& shards) { raw->scheduler_->AddShards(shards); };
+    callbacks.lost = [raw](const std::vector<int>& shards) { raw->scheduler_->RemoveShards(shards); };
+    callbacks.releasing = [raw](const std::vector<int>& shards) { raw->StopFiring(shards); };
+    s->leases_ = std::make_unique<LeaseManager>(
+        LeaseOptions{.postgres = options.postgres, .node_id = node_id, .lease = options.lease},
+        std::move(callbacks));
+  }
 
   StoreOptions store_options;
   store_options.data_dir = options.data_dir;
+  store_options.postgres = options.postgres;
+  store_options.shards = options.shards;
+  store_options.node_id = node_id;
+  store_options.fence = s->leases_.get();
+  store_options.notify_horizon_ms = options.scheduler.window.count();
   store_options.observer = [&metrics](std::size_t n, bool, std::int64_t ns) {
     metrics.store_writes.fetch_add(1, std::memory_order_relaxed);
     metrics.store_mutations.fetch_add(n, std::memory_order_relaxed);
@@ -141,7 +158,8 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
   const StateCounts at_start = s->store_->Counts();
   spdlog::info("store {}: {} pending, {} delivering (in flight at the last stop), "
                "{} delivered, {} failed, {} cancelled",
-               options.data_dir, at_start[0], at_start[1], at_start[2], at_start[3], at_start[4]);
+               cluster ? "PostgreSQL " + RedactUrl(options.postgres) : options.data_dir,
+               at_start[0], at_start[1], at_start[2], at_start[3], at_start[4]);
 
   if (!options.nats.empty()) {
     Result<std::unique_ptr<NatsPublisher>> nats =
@@ -165,7 +183,6 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
                                       " secret(s) (Standard Webhooks)"
                                 : "not signed (no --webhook-secret-file)",
                security->policy->Describe());
-  Server* raw = s.get();
   s->scheduler_ = std::make_unique<Scheduler>(
       *s->store_, clock, options.scheduler,
       [raw](std::vector<DueEntry> due) { raw->dispatcher_->OnFired(std::move(due)); });
@@ -185,9 +202,9 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
   s->handlers_ = std::make_unique<TimerHandlers>(*s->store_, clock, metrics, limits, targets);
   const bool tokens = security->access.auth.enabled();
   const std::size_t token_count = security->access.auth.size();
-  s->api_ = std::make_unique<Api>(*s->handlers_, metrics,
-                                  [raw](std::string& out) { raw->AppendGauges(out); },
-                                  std::move(security->access));
+  s->api_ = std::make_unique<Api>(
+      *s->handlers_, metrics, [raw](std::string& out) { raw->AppendGauges(out); },
+      [raw] { return raw->HealthDetail(); }, std::move(security->access));
   if (tokens) {
     spdlog::info("access: {} token(s) from --auth-token-file; /metrics {}", token_count,
                  options.metrics_auth ? "needs a token" : "open");
@@ -210,18 +227,52 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
     s->retention_ = std::make_unique<Retention>(*s->store_, clock, options.retention);
     s->retention_->Start();
   }
-  std::vector<int> shards(static_cast<std::size_t>(s->store_->shard_count()));
-  std::iota(shards.begin(), shards.end(), 0);
-  s->scheduler_->AddShards(shards);
+  if (cluster) {
+    s->StartCluster(node_id);
+  } else {
+    std::vector<int> shards(static_cast<std::size_t>(s->store_->shard_count()));
+    std::iota(shards.begin(), shards.end(), 0);
+    s->scheduler_->AddShards(shards);
+  }
   s->scheduler_->Start();
   s->http_->Start();
   for (unsigned i = 0; i < std::max(1u, options.threads); ++i) {
     s->http_threads_.emplace_back([raw] { raw->ioc_.run(); });
   }
-  spdlog::info("tickwheel serve: listening on {}://{}:{}, data in {}",
-               http_options.tls ? "https" : "http", endpoint->address().to_string(),
-               s->http_->port(), options.data_dir);
+  spdlog::info("tickwheel serve: listening on {}://{}:{}, {}", http_options.tls ? "https" : "http",
+               endpoint->address().to_string(), s->http_->port(),
+               cluster ? "cluster node " + node_id + " over " +
+                             std::to_string(s->store_->shard_count()) + " shards"
+                       : "data in " + options.data_dir);
   return s;
+}
+
+void Server::StartCluster(const std::string& node_id) {
+  node_id_ = node_id;
+  NotificationCallbacks callbacks;
+  callbacks.due = [this](const std::string& id, std::optional<std::int64_t> due) {
+    scheduler_->OnDueChange(id, due);
+  };
+  callbacks.resync = [this] { scheduler_->ReloadShards(); };
+  callbacks.leases = [this] { leases_->Nudge(); };
+  notifications_ = std::make_unique<NotificationListener>(options_.postgres, node_id,
+                                                          std::move(callbacks));
+  notifications_->Start();
+  leases_->Start(store_->shard_count());
+}
+
+void Server::StopFiring(const std::vector<int>& shards) {
+  scheduler_->RemoveShards(shards);
+  WaitFor([&] { return scheduler_->InFlightOf(shards) == 0; },
+          std::chrono::steady_clock::now() + options_.webhook.timeout + std::chrono::seconds(2),
+          [] { return false; });
+}
+
+std::string Server::HealthDetail() const {
+  if (!leases_) return "";
+  return ",\"node\":" + boost::json::serialize(boost::json::string(node_id_)) + ",\"shards_owned\":" +
+         std::to_string(leases_->owned().size()) +
+         ",\"leases_held\":" + (leases_->holds_leases() ? "true" : "false");
 }
 
 Server::~Server() {
@@ -239,11 +290,20 @@ void Server::AppendGauges(std::string& out) const {
   AppendGauge(out, "tickwheel_window_end_seconds", "End of the in-memory window (Unix time).", static_cast<double>(scheduler_->window_end_ms()) / 1000.0);
   AppendGauge(out, "tickwheel_http_connections", "API connections open.", static_cast<double>(http_->open_connections()));
   AppendGauge(out, "tickwheel_http_request_memory_bytes", "Request memory reserved by requests being served.", static_cast<double>(http_->reserved_memory()));
-  AppendGauge(out, "tickwheel_http_overloaded", "Requests and connections refused (503 or closed) over a limit, since start.", static_cast<double>(http_->overloaded()));
   AppendGauge(out, "tickwheel_webhook_connections", "Webhook connections open.", static_cast<double>(webhook_->connections()));
   AppendCounter(out, "tickwheel_webhook_connects_total", "Webhook connections made (plain and TLS).", webhook_->connects());
   AppendCounter(out, "tickwheel_webhook_tls_handshakes_total", "TLS handshakes with https:// receivers completed.", webhook_->tls_handshakes());
   AppendCounter(out, "tickwheel_webhook_tls_resumed_total", "Of those, handshakes that resumed a session.", webhook_->tls_resumed());
+  if (leases_) {
+    AppendGauge(out, "tickwheel_cluster_shards_owned", "Shards whose lease this node holds.", static_cast<double>(leases_->owned().size()));
+    AppendGauge(out, "tickwheel_cluster_leases_held", "1 if the node holds its leases, renewed in time.", leases_->holds_leases() ? 1 : 0);
+    AppendCounter(out, "tickwheel_cluster_lease_renewals_total", "Lease renewal rounds that reached the database.", leases_->renewals());
+    AppendCounter(out, "tickwheel_cluster_leases_lost_total", "Leases lost (taken over, or expired unrenewed).", leases_->lost_leases());
+    AppendCounter(out, "tickwheel_cluster_leases_acquired_total", "Leases taken.", leases_->acquired_leases());
+    AppendCounter(out, "tickwheel_cluster_leases_released_total", "Leases handed over.", leases_->released_leases());
+    AppendCounter(out, "tickwheel_cluster_notices_total", "Announcements of other nodes' changes received.", notifications_->notices());
+  }
+  AppendCounter(out, "tickwheel_http_overloaded_total", "Requests and connections refused (503 or closed) over a limit.", http_->overloaded());
   store_->AppendMetrics(out);
 }
 
@@ -265,6 +325,9 @@ void Server::Drain(const std::function<bool()>& cut_short) {
   webhook_->Stop();
   if (nats_) nats_->Stop();
   dispatcher_->Stop();
+  // Cluster: hand the shards over, so other nodes fire them at once.
+  if (notifications_) notifications_->Stop();
+  if (leases_) leases_->Stop(/*hand_over=*/true);
   // Let open connections finish the request they are in, briefly.
   WaitFor([&] { return http_->open_connections() == 0; },
           std::chrono::steady_clock::now() + std::chrono::seconds(2), cut_short);

@@ -13,6 +13,8 @@
 #include "api/api.h"
 #include "api/http_server.h"
 #include "api/timer_handlers.h"
+#include "cluster/lease_manager.h"
+#include "cluster/notification_listener.h"
 #include "common/metrics.h"
 #include "common/server_clock.h"
 #include "common/status.h"
@@ -48,11 +50,18 @@ class Server {
  private:
   explicit Server(const ServeOptions& options, ServerClock& clock);
   void AppendGauges(std::string& out) const;
+  std::string HealthDetail() const;
+  // Cluster mode: leases decide which shards this node fires.
+  void StartCluster(const std::string& node_id);
+  // Stops firing `shards` and waits (bounded) for their attempts in flight.
+  void StopFiring(const std::vector<int>& shards);
 
   const ServeOptions options_;
   ServerClock& clock_;
+  std::string node_id_;  // cluster mode
   Metrics metrics_;
   std::shared_ptr<const TargetPolicy> policy_;  // shared with the webhook client
+  std::unique_ptr<LeaseManager> leases_;  // cluster mode
   std::unique_ptr<TimerStore> store_;
   std::unique_ptr<NatsPublisher> nats_;
   std::unique_ptr<WebhookClient> webhook_;
@@ -63,6 +72,7 @@ class Server {
   boost::asio::io_context ioc_;
   std::unique_ptr<HttpServer> http_;
   std::unique_ptr<Retention> retention_;
+  std::unique_ptr<NotificationListener> notifications_;  // cluster mode
   std::vector<std::thread> http_threads_;
   bool drained_ = false;
 };

@@ -13,9 +13,9 @@
 #include <chrono>
 #include <cstring>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "store/group_writer.h"
+#include "store/overlay_txn.h"
 #include "store/record_codec.h"
 
 namespace tickwheel::server {
@@ -103,176 +103,80 @@ Status ReadError(const rocksdb::Status& s) {
   return Status::Unavailable("store read failed: " + s.ToString());
 }
 
-// The transaction of one group: the mutations' view of the store and the
-// WriteBatch they fill. Each mutation runs between Begin and End; End(false)
-// takes back everything it did.
-class RocksDbTxn final : public StoreTxn {
+// A group's transaction: the stored records come from one MultiGet of the
+// group's ids (or a point read for an id a mutation did not name).
+class RocksDbTxn final : public OverlayTxn {
  public:
-  RocksDbTxn(rocksdb::DB& db, rocksdb::WriteBatch& batch) : db_(db), batch_(batch) {}
+  explicit RocksDbTxn(rocksdb::DB& db) : db_(db) {}
 
-  // Reads the stored records of `ids` with one MultiGet.
   void Prefetch(const std::vector<std::string>& ids) {
-    std::vector<rocksdb::Slice> keys;
-    std::vector<std::string> key_storage;
-    key_storage.reserve(ids.size());
+    std::vector<std::string> keys;
     for (const std::string& id : ids) {
-      if (stored_.count(id)) continue;
-      key_storage.push_back(RecordKey(id));
-      stored_.emplace(id, Stored{});
+      if (fetched_.emplace(id, Fetched{}).second) keys.push_back(RecordKey(id));
     }
-    if (key_storage.empty()) return;
-    keys.assign(key_storage.begin(), key_storage.end());
+    if (keys.empty()) return;
+    std::vector<rocksdb::Slice> slices(keys.begin(), keys.end());
     std::vector<rocksdb::PinnableSlice> values(keys.size());
     std::vector<rocksdb::Status> statuses(keys.size());
-    db_.MultiGet(rocksdb::ReadOptions(), db_.DefaultColumnFamily(), keys.size(),
-                 keys.data(), values.data(), statuses.data());
+    db_.MultiGet(rocksdb::ReadOptions(), db_.DefaultColumnFamily(), keys.size(), slices.data(),
+                 values.data(), statuses.data());
     for (std::size_t i = 0; i < keys.size(); ++i) {
-      Stored& s = stored_[key_storage[i].substr(1)];
-      s.status = statuses[i];
-      if (statuses[i].ok()) s.bytes = values[i].ToString();
+      Fetched& f = fetched_[keys[i].substr(1)];
+      f.status = statuses[i];
+      if (statuses[i].ok()) f.bytes = values[i].ToString();
     }
   }
 
-  Result<std::optional<TimerRecord>> Get(const std::string& id) override {
-    if (auto it = overlay_.find(id); it != overlay_.end()) return it->second;
-    auto it = stored_.find(id);
-    if (it == stored_.end()) {
-      Stored s;
-      s.status = db_.Get(rocksdb::ReadOptions(), RecordKey(id), &s.bytes);
-      it = stored_.emplace(id, std::move(s)).first;
+ protected:
+  Result<std::optional<TimerRecord>> Load(const std::string& id) override {
+    Fetched f;
+    if (auto it = fetched_.find(id); it != fetched_.end()) {
+      f = std::move(it->second);
+    } else {
+      f.status = db_.Get(rocksdb::ReadOptions(), RecordKey(id), &f.bytes);
     }
-    const Stored& s = it->second;
-    if (s.status.IsNotFound()) return std::optional<TimerRecord>();
-    if (!s.status.ok()) {
-      unreadable_.insert(id);
-      return ReadError(s.status);
-    }
-    Result<TimerRecord> r = DecodeRecord(id, s.bytes);
-    if (!r.ok()) {
-      unreadable_.insert(id);
-      return r.status();
-    }
+    if (f.status.IsNotFound()) return std::optional<TimerRecord>();
+    if (!f.status.ok()) return ReadError(f.status);
+    Result<TimerRecord> r = DecodeRecord(id, f.bytes);
+    if (!r.ok()) return r.status();
     return std::optional<TimerRecord>(std::move(*r));
   }
 
-  void Put(const std::optional<TimerRecord>& before, const TimerRecord& after) override {
-    if (!Writable(after.id)) return;
-    // Scheduled timers are listed through the due index; only the other
-    // states have a state-index key (fewer writes on the hot path).
-    if (before) {
-      --delta_[static_cast<int>(before->state)];
-      if (!IsScheduled(before->state) &&
-          (before->state != after.state || before->updated_ms != after.updated_ms)) {
-        batch_.Delete(StateKey(before->state, before->updated_ms, before->id));
-      }
-      if (IsScheduled(before->state) &&
-          (!IsScheduled(after.state) || before->due_ms != after.due_ms)) {
-        batch_.Delete(DueKey(before->due_ms, before->id));
-      }
-    }
-    ++delta_[static_cast<int>(after.state)];
-    if (!IsScheduled(after.state) &&
-        (!before || before->state != after.state || before->updated_ms != after.updated_ms)) {
-      batch_.Put(StateKey(after.state, after.updated_ms, after.id), "");
-    }
-    const bool was_scheduled = before && IsScheduled(before->state);
-    if (IsScheduled(after.state) && (!was_scheduled || before->due_ms != after.due_ms)) {
-      batch_.Put(DueKey(after.due_ms, after.id), "");
-      due_changes_.emplace_back(after.id, after.due_ms);
-    } else if (was_scheduled && !IsScheduled(after.state)) {
-      due_changes_.emplace_back(after.id, std::nullopt);
-    }
-    batch_.Put(RecordKey(after.id), EncodeRecord(after));
-    SetOverlay(after.id, after);
-  }
-
-  void Erase(const TimerRecord& before) override {
-    if (!Writable(before.id)) return;
-    --delta_[static_cast<int>(before.state)];
-    if (IsScheduled(before.state)) {
-      batch_.Delete(DueKey(before.due_ms, before.id));
-      due_changes_.emplace_back(before.id, std::nullopt);
-    } else {
-      batch_.Delete(StateKey(before.state, before.updated_ms, before.id));
-    }
-    batch_.Delete(RecordKey(before.id));
-    SetOverlay(before.id, std::nullopt);
-  }
-
-  void Begin() {
-    batch_.SetSavePoint();
-    saved_delta_ = delta_;
-    saved_due_changes_ = due_changes_.size();
-    undo_.clear();
-    violation_ = Status::Ok();
-  }
-
-  // Keeps the mutation's writes if `status` is ok (and it wrote nothing it
-  // must not have); otherwise takes them back. Returns the mutation's status.
-  Status End(Status status) {
-    if (status.ok() && !violation_.ok()) status = violation_;
-    if (status.ok()) {
-      batch_.PopSavePoint();
-      return status;
-    }
-    batch_.RollbackToSavePoint();
-    delta_ = saved_delta_;
-    due_changes_.resize(saved_due_changes_);
-    for (auto it = undo_.rbegin(); it != undo_.rend(); ++it) {
-      if (it->second) {
-        overlay_[it->first] = std::move(*it->second);
-      } else {
-        overlay_.erase(it->first);
-      }
-    }
-    return status;
-  }
-
-  const StateCounts& delta() const { return delta_; }
-  const std::vector<std::pair<std::string, std::optional<std::int64_t>>>& due_changes() const {
-    return due_changes_;
-  }
-
  private:
-  struct Stored {
+  struct Fetched {
     rocksdb::Status status = rocksdb::Status::NotFound();
     std::string bytes;
   };
-
-  // A record this transaction could not read is never overwritten.
-  bool Writable(const std::string& id) {
-    if (!unreadable_.count(id)) return true;
-    violation_ = Status::Corrupt("timer \"" + id +
-                                 "\" has a record this server cannot read; it was not changed");
-    return false;
-  }
-
-  void SetOverlay(const std::string& id, std::optional<TimerRecord> value) {
-    auto it = overlay_.find(id);
-    if (it == overlay_.end()) {
-      undo_.emplace_back(id, std::nullopt);
-      overlay_.emplace(id, std::move(value));
-    } else {
-      undo_.emplace_back(id, std::move(it->second));
-      it->second = std::move(value);
-    }
-  }
-
   rocksdb::DB& db_;
-  rocksdb::WriteBatch& batch_;
-  std::unordered_map<std::string, Stored> stored_;  // as read from the database
-  // This group's writes: the record, or nullopt once erased.
-  std::unordered_map<std::string, std::optional<TimerRecord>> overlay_;
-  std::unordered_set<std::string> unreadable_;
-  // The current mutation's overlay changes, to take back: (id, the overlay
-  // entry before, or nullopt if there was none).
-  std::vector<std::pair<std::string, std::optional<std::optional<TimerRecord>>>> undo_;
-  Status violation_;
-  StateCounts delta_{};
-  StateCounts saved_delta_{};
-  std::vector<std::pair<std::string, std::optional<std::int64_t>>> due_changes_;
-  std::size_t saved_due_changes_ = 0;
+  std::unordered_map<std::string, Fetched> fetched_;
 };
+
+// The keys one timer's change writes: its record, and its due-index or
+// state-index key (scheduled timers are listed through the due index; only
+// finished ones have a state-index key: fewer writes on the hot path).
+void AddToBatch(const RecordChange& c, rocksdb::WriteBatch& batch) {
+  const std::optional<TimerRecord>& b = c.before;
+  const std::optional<TimerRecord>& a = c.after;
+  if (b && IsScheduled(b->state) && (!a || !IsScheduled(a->state) || b->due_ms != a->due_ms)) {
+    batch.Delete(DueKey(b->due_ms, b->id));
+  }
+  if (b && !IsScheduled(b->state) &&
+      (!a || a->state != b->state || a->updated_ms != b->updated_ms)) {
+    batch.Delete(StateKey(b->state, b->updated_ms, b->id));
+  }
+  if (!a) {
+    batch.Delete(RecordKey(b->id));
+    return;
+  }
+  if (IsScheduled(a->state) && (!b || !IsScheduled(b->state) || b->due_ms != a->due_ms)) {
+    batch.Put(DueKey(a->due_ms, a->id), "");
+  }
+  if (!IsScheduled(a->state) &&
+      (!b || a->state != b->state || a->updated_ms != b->updated_ms)) {
+    batch.Put(StateKey(a->state, a->updated_ms, a->id), "");
+  }
+  batch.Put(RecordKey(a->id), EncodeRecord(*a));
+}
 
 // Opens the database in `dir`; kUnavailable saying what to check.
 Result<std::unique_ptr<rocksdb::DB>> OpenDb(const rocksdb::Options& options,
@@ -509,8 +413,7 @@ class RocksDbTimerStore final : public TimerStore {
       }
       return;
     }
-    rocksdb::WriteBatch batch;
-    RocksDbTxn txn(*db_, batch);
+    RocksDbTxn txn(*db_);
     std::vector<std::string> ids;
     for (const QueuedWrite& w : group) ids.insert(ids.end(), w.ids.begin(), w.ids.end());
     txn.Prefetch(ids);
@@ -524,9 +427,12 @@ class RocksDbTimerStore final : public TimerStore {
       results.push_back(txn.End(w.mutation(txn)));
       sync = sync || w.options.sync;
     }
-    Status written = Commit(batch, txn.delta(), sync, group.size());
+    const std::vector<RecordChange> changes = txn.Changes();
+    rocksdb::WriteBatch batch;
+    for (const RecordChange& c : changes) AddToBatch(c, batch);
+    Status written = Commit(batch, CountDelta(changes), sync, group.size());
     if (written.ok() && listener_) {
-      for (const auto& [id, due] : txn.due_changes()) listener_(id, due);
+      for (const auto& [id, due] : DueChanges(changes)) listener_(id, due);
     }
     for (std::size_t i = 0; i < group.size(); ++i) {
       if (group[i].done) group[i].done(written.ok() ? results[i] : written);

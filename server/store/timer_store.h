@@ -148,13 +148,26 @@ class TimerStore {
 // Observer of each atomic write: (mutations in it, synced, duration ns).
 using WriteObserver = std::function<void(std::size_t, bool, std::int64_t)>;
 
+class ShardFence;
+
 struct StoreOptions {
-  std::string data_dir;  // the embedded RocksDB store
+  std::string data_dir;  // the embedded RocksDB store, unless `postgres` is set
   unsigned writer_threads = 8;
   WriteObserver observer;
+
+  // Cluster mode: the PostgreSQL store.
+  std::string postgres;       // a postgresql:// URL or key=value conninfo
+  int shards = 0;             // when the schema is created (0: 256); fixed after
+  std::string node_id;        // this node, as leases and notifications name it
+  const ShardFence* fence = nullptr;  // this node's leases; must outlive the store
+  // Changes to timers due within this much of now are announced to the
+  // other nodes (NOTIFY), so that the owner of their shard arms them.
+  std::int64_t notify_horizon_ms = 60'000;
 };
 
-// Opens (creating if needed) the store. Fails with kUnavailable and a
+// Opens (creating or migrating its schema if needed) the store: PostgreSQL
+// if `options.postgres` is set, else RocksDB in `options.data_dir`. Fails
+// with kUnavailable (or kInvalidArgument for a conflicting --shards) and a
 // message that says what to do.
 Result<std::unique_ptr<TimerStore>> OpenTimerStore(const StoreOptions& options);
 

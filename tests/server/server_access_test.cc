@@ -126,6 +126,7 @@ TEST_F(ServerAccessTest, WhoamiSaysTheRoleAndHealthzAndMetricsStayOpen) {
   EXPECT_EQ(Call(*ClientWith(kAdmin), "GET", "/v1/whoami").body.at("role").as_string(), "admin");
   EXPECT_EQ(Call(*ClientWith(kRead), "GET", "/v1/whoami").body.at("role").as_string(), "read");
   auto none = ClientWith("");
+  EXPECT_EQ(none->Call("GET", "/v1/whoami").status, 401);
   EXPECT_EQ(Call(*none, "GET", "/healthz").status, 200);
   EXPECT_EQ(none->Call("GET", "/metrics").status, 200);  // no --metrics-auth
   EXPECT_GT(Metric(*none, "tickwheel_http_unauthenticated_total"), 0);

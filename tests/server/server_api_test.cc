@@ -2,6 +2,8 @@
 // idempotency rules, and bad input answered 4xx with nothing stored.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "server_test_util.h"
 
 namespace tickwheel::testing {
@@ -71,6 +73,41 @@ TEST_F(ServerApiTest, CreateIsIdempotentBySameIdAndBody) {
   EXPECT_EQ(other.status, 409) << other.raw;
   EXPECT_EQ(ErrorCode(other), "id_conflict");
   EXPECT_EQ(Call(client_, "GET", "/v1/timers/idem-1").body.at("payload").as_array().at(1).as_int64(), 2);
+}
+
+// The same create with its keys in another order, or other spacing, is the
+// same request.
+TEST_F(ServerApiTest, ARepeatedCreateMatchesWhateverItsKeyOrder) {
+  const std::string body = R"({"id":"order-1","delay_ms":60000,"target":{"url":")" + url_ +
+                           R"("},"payload":{"a":1,"b":[1,2]}})";
+  const std::string reordered = R"({ "payload": {"b": [1, 2], "a": 1}, "target": {"url": ")" +
+                                url_ + R"("}, "delay_ms": 60000, "id": "order-1" })";
+  ASSERT_EQ(Call(client_, "POST", "/v1/timers", body).status, 201);
+  JsonCall again = Call(client_, "POST", "/v1/timers", reordered);
+  EXPECT_EQ(again.status, 200) << again.raw;
+}
+
+// Generated ids are 128 random bits; a generated create never replaces a
+// timer (it checks, as every create does).
+TEST_F(ServerApiTest, GeneratedIdsAreDistinct128BitHex) {
+  std::set<std::string> ids;
+  std::string batch = "{\"timers\":[";
+  for (int i = 0; i < 10; ++i) batch += (i ? "," : "") + TimerBody("", 60'000, url_);
+  JsonCall b = Call(client_, "POST", "/v1/timers:batch", batch + "]}");
+  ASSERT_EQ(b.status, 201) << b.raw;
+  for (const auto& t : b.body.at("timers").as_array()) {
+    const std::string id(t.at("id").as_string());
+    EXPECT_EQ(id.size(), 32u);
+    EXPECT_EQ(id.find_first_not_of("0123456789abcdef"), std::string::npos) << id;
+    EXPECT_TRUE(ids.insert(id).second);
+  }
+}
+
+TEST_F(ServerApiTest, TheUrlSchemeIsCaseInsensitive) {
+  std::string upper = url_;
+  upper.replace(0, 4, "HTTP");
+  JsonCall c = Call(client_, "POST", "/v1/timers", TimerBody("scheme-1", 60'000, upper));
+  EXPECT_EQ(c.status, 201) << c.raw;
 }
 
 TEST_F(ServerApiTest, RescheduleMovesAPendingTimerOnly) {
@@ -287,15 +324,20 @@ TEST(ServeCommandLineTest, RefusesWhatItCannotDoWithAMessage) {
     const int status = pclose(p);
     return std::make_pair(WEXITSTATUS(status), out);
   };
-  auto [pg_rc, pg_out] = run("--postgres postgres://localhost/timers");
+  auto [pg_rc, pg_out] = run("--postgres postgresql://tickwheel:secret@127.0.0.1:" +
+                             std::to_string(FreePort()) + "/timers");
   EXPECT_NE(pg_rc, 0);
-  EXPECT_NE(pg_out.find("not supported yet"), std::string::npos) << pg_out;
+  EXPECT_NE(pg_out.find("cannot connect to PostgreSQL"), std::string::npos) << pg_out;
+  EXPECT_EQ(pg_out.find("secret"), std::string::npos) << "a password in the log: " << pg_out;
   auto [listen_rc, listen_out] = run("--listen nonsense");
   EXPECT_NE(listen_rc, 0);
   EXPECT_NE(listen_out.find("--listen"), std::string::npos) << listen_out;
   auto [window_rc, window_out] = run("--window soon");
   EXPECT_NE(window_rc, 0);
   EXPECT_NE(window_out.find("not a duration"), std::string::npos) << window_out;
+  auto [backoff_rc, backoff_out] = run("--backoff 50d");
+  EXPECT_NE(backoff_rc, 0);
+  EXPECT_NE(backoff_out.find("--backoff"), std::string::npos) << backoff_out;
   auto [nats_rc, nats_out] = run("--listen 127.0.0.1:" + std::to_string(FreePort()) +
                                  " --nats nats://127.0.0.1:" + std::to_string(FreePort()));
   EXPECT_NE(nats_rc, 0);

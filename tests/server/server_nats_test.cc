@@ -159,7 +159,49 @@ TEST(ServerNatsTest, PublishesSignedMessagesToJetStreamOnTimeWithTheIdAsMsgId) {
                        R"({"delay_ms":0,"target":{"nats":"timers.*"}})");
   EXPECT_EQ(wild.status, 400);
   EXPECT_EQ(ErrorField(wild), "target.nats");
+  JsonCall system = Call(client, "POST", "/v1/timers",
+                         R"({"delay_ms":0,"target":{"nats":"$JS.API.STREAM.DELETE.TIMERS"}})");
+  EXPECT_EQ(system.status, 400) << system.raw;
   EXPECT_EQ(server.Terminate(), 0);
+}
+
+// A NATS timer due while the server runs without --nats is not attempted
+// (which would burn its attempts): it stays pending, and a server with
+// --nats delivers it.
+TEST(ServerNatsTest, NatsTimersWaitForAServerWithNats) {
+  TempDir dir;
+  NatsServer nats(dir.path());
+  NatsReader reader;
+  ASSERT_TRUE(reader.Connect(nats.url()));
+  auto with_nats = std::make_unique<ServerProcess>(
+      Binary(), dir.path() + "/data", std::vector<std::string>{"--nats", nats.url()});
+  ASSERT_TRUE(with_nats->Start());
+  {
+    BlockingHttpClient client(with_nats->address());
+    ASSERT_EQ(Call(client, "POST", "/v1/timers",
+                   R"({"id":"waits","delay_ms":500,"target":{"nats":"timers.waits"}})").status,
+              201);
+  }
+  EXPECT_EQ(with_nats->Terminate(), 0);
+  ServerProcess without(Binary(), dir.path() + "/data");
+  ASSERT_TRUE(without.Start());
+  BlockingHttpClient client(without.address());
+  double waiting = 0;
+  for (int i = 0; i < 3000 && waiting < 1; ++i) {
+    waiting = Metric(client, "tickwheel_timers_waiting_for_nats_total");
+    if (waiting < 1) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_GE(waiting, 1);
+  JsonCall g = Call(client, "GET", "/v1/timers/waits");
+  EXPECT_EQ(State(g), "pending") << g.raw;
+  EXPECT_EQ(g.body.at("attempts").as_int64(), 0);
+  EXPECT_NE(without.log().find("without --nats"), std::string::npos);
+  EXPECT_EQ(without.Terminate(), 0);
+  ASSERT_TRUE(with_nats->Start());
+  auto [subject, body, msg_id] = reader.Next(std::chrono::seconds(30));
+  EXPECT_EQ(subject, "timers.waits");
+  EXPECT_EQ(msg_id, "waits");
+  EXPECT_EQ(with_nats->Terminate(), 0);
 }
 
 }  // namespace

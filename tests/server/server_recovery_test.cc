@@ -8,6 +8,7 @@
 #include <mutex>
 #include <random>
 #include <set>
+#include <signal.h>
 #include <thread>
 
 #include "server_test_util.h"
@@ -186,6 +187,79 @@ TEST(ServerRecoveryTest, SigtermFinishesInFlightDeliveriesAndExitsZero) {
   EXPECT_EQ(State(Call(client, "GET", "/v1/timers/later")), "pending");
   std::set<std::string> ids;
   for (const Delivery& d : receiver.deliveries()) EXPECT_TRUE(ids.insert(d.id).second) << d.id;
+  EXPECT_EQ(server->Terminate(), 0);
+}
+
+// Attempts still in flight when the drain times out are given up without an
+// outcome: they stay `delivering` and are made again at the next start, even
+// a timer's last attempt (which must not become a dead letter unsent).
+TEST(ServerRecoveryTest, ADrainThatTimesOutLeavesAttemptsForTheNextStart) {
+  TempDir dir;
+  WebhookReceiver receiver(2);
+  receiver.SetResponder([](const Delivery&) { return Reply{0, Reply::Mode::kNeverAnswer}; });
+  auto server = std::make_unique<ServerProcess>(
+      Binary(), dir.path() + "/data",
+      std::vector<std::string>{"--drain-timeout", "500ms", "--max-connections-per-host", "1"});
+  ASSERT_TRUE(server->Start());
+  {
+    BlockingHttpClient client(server->address());
+    for (const char* id : {"last-try", "queued"}) {
+      ASSERT_EQ(Call(client, "POST", "/v1/timers",
+                     TimerBody(id, 0, receiver.url(), R"("retry":{"max_attempts":1})")).status, 201);
+    }
+  }
+  ASSERT_TRUE(receiver.WaitFor(1, std::chrono::seconds(30)));
+  EXPECT_EQ(server->Terminate(), 0) << server->log();
+  EXPECT_NE(server->log().find("timed out"), std::string::npos) << server->log();
+  receiver.SetResponder({});
+  ASSERT_TRUE(server->Start());
+  ASSERT_TRUE(receiver.WaitFor(3, std::chrono::seconds(30)));
+  BlockingHttpClient client(server->address());
+  for (const char* id : {"last-try", "queued"}) {
+    std::string state;
+    for (int i = 0; i < 1000 && state != "delivered"; ++i) {
+      state = State(Call(client, "GET", std::string("/v1/timers/") + id));
+      if (state != "delivered") std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_EQ(state, "delivered") << id;
+  }
+  EXPECT_EQ(Metric(client, "tickwheel_timers_failed_total"), 0);
+  EXPECT_EQ(server->Terminate(), 0);
+}
+
+// A second SIGTERM during the drain ends it at once: the process exits
+// without waiting for the drain timeout; what was in flight stays
+// `delivering` and is delivered after the next start.
+TEST(ServerRecoveryTest, ASecondSigtermEndsTheDrainAtOnce) {
+  TempDir dir;
+  WebhookReceiver receiver;
+  receiver.SetResponder([](const Delivery&) { return Reply{0, Reply::Mode::kNeverAnswer}; });
+  auto server = std::make_unique<ServerProcess>(
+      Binary(), dir.path() + "/data", std::vector<std::string>{"--drain-timeout", "120s"});
+  ASSERT_TRUE(server->Start());
+  {
+    BlockingHttpClient client(server->address());
+    ASSERT_EQ(Call(client, "POST", "/v1/timers", TimerBody("held", 0, receiver.url())).status, 201);
+  }
+  ASSERT_TRUE(receiver.WaitFor(1, std::chrono::seconds(30)));
+  server->Signal(SIGTERM);
+  for (int i = 0; i < 1000 && server->log().find("draining") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const auto start = std::chrono::steady_clock::now();
+  server->Signal(SIGTERM);
+  EXPECT_EQ(server->Wait(30), 0) << server->log();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  receiver.SetResponder({});
+  ASSERT_TRUE(server->Start());
+  EXPECT_EQ(DeliveringAtStart(server->log()), 1) << server->log();
+  ASSERT_TRUE(receiver.WaitFor(2, std::chrono::seconds(30)));
+  BlockingHttpClient client(server->address());
+  for (int i = 0; i < 1000 && Metric(client, "tickwheel_timers_delivered_total") < 1; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(State(Call(client, "GET", "/v1/timers/held")), "delivered");
+  EXPECT_EQ(Metric(client, "tickwheel_duplicates_after_recovery_total"), 1);
   EXPECT_EQ(server->Terminate(), 0);
 }
 

@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -66,6 +67,10 @@ bool ServerProcess::Start(int port) {
   if (pid_ == 0) {
     // Do not outlive the test (or benchmark) if it dies.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (max_open_files_ > 0) {
+      rlimit limit{static_cast<rlim_t>(max_open_files_), static_cast<rlim_t>(max_open_files_)};
+      setrlimit(RLIMIT_NOFILE, &limit);
+    }
     int fd = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     dup2(fd, 1);
     dup2(fd, 2);
@@ -111,6 +116,15 @@ void ServerProcess::Kill() {
 int ServerProcess::Terminate(int timeout_seconds) {
   if (pid_ <= 0) return -1;
   kill(pid_, SIGTERM);
+  return Wait(timeout_seconds);
+}
+
+void ServerProcess::Signal(int signal) {
+  if (pid_ > 0) kill(pid_, signal);
+}
+
+int ServerProcess::Wait(int timeout_seconds) {
+  if (pid_ <= 0) return -1;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
   while (std::chrono::steady_clock::now() < deadline) {
     int status = 0;

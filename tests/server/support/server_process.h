@@ -40,6 +40,13 @@ class ServerProcess {
   void Kill();
   // SIGTERM; returns the exit status (-1 if it did not exit in time).
   int Terminate(int timeout_seconds = 60);
+  // Sends `signal` and returns at once.
+  void Signal(int signal);
+  // Waits for it to exit; its exit status, or -1 if it did not in time (it
+  // is then killed).
+  int Wait(int timeout_seconds = 60);
+  // Runs the next Start with at most `n` open files (soft and hard limit).
+  void set_max_open_files(long n) { max_open_files_ = n; }
   bool running() const { return pid_ > 0; }
 
   // With --tls-cert among the arguments, the health check speaks HTTPS and
@@ -66,6 +73,7 @@ class ServerProcess {
   std::string listen_host_ = "127.0.0.1";
   int port_ = 0;
   pid_t pid_ = -1;
+  long max_open_files_ = 0;
 };
 
 }  // namespace tickwheel::testing

@@ -1,0 +1,239 @@
+#include "cluster/lease_manager.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "store/pg_connection.h"
+
+namespace tickwheel::server {
+namespace {
+
+std::string Ms(std::chrono::milliseconds d) { return std::to_string(d.count()); }
+
+std::vector<std::int64_t> AsInt64(const std::vector<int>& v) { return {v.begin(), v.end()}; }
+
+constexpr char kLeaseChannel[] = "tickwheel_leases";
+
+}  // namespace
+
+LeaseManager::LeaseManager(LeaseOptions options, LeaseCallbacks callbacks)
+    : options_(std::move(options)), callbacks_(std::move(callbacks)) {}
+
+LeaseManager::~LeaseManager() { Stop(false); }
+
+void LeaseManager::Start(int shards) {
+  shards_ = shards;
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void LeaseManager::Nudge() {
+  internal::MutexLock lock(mutex_);
+  nudged_ = true;
+  cv_.Signal();
+}
+
+std::optional<std::int64_t> LeaseManager::EpochOf(int shard) const {
+  internal::MutexLock lock(mutex_);
+  if (std::chrono::steady_clock::now() >= valid_until_) return std::nullopt;
+  auto it = epochs_.find(shard);
+  if (it == epochs_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<int> LeaseManager::owned() const {
+  internal::MutexLock lock(mutex_);
+  std::vector<int> out;
+  for (const auto& [shard, epoch] : epochs_) out.push_back(shard);
+  return out;
+}
+
+bool LeaseManager::holds_leases() const {
+  internal::MutexLock lock(mutex_);
+  return !epochs_.empty() && std::chrono::steady_clock::now() < valid_until_;
+}
+
+void LeaseManager::Lose(const std::vector<int>& shards) {
+  if (shards.empty()) return;
+  {
+    internal::MutexLock lock(mutex_);
+    for (int s : shards) epochs_.erase(s);
+  }
+  lost_.fetch_add(shards.size());
+  spdlog::warn("lost the leases of {} shards (taken by another node, or not renewed in time)",
+               shards.size());
+  if (callbacks_.lost) callbacks_.lost(shards);
+}
+
+void LeaseManager::ExpireLocally() {
+  std::vector<int> expired;
+  {
+    internal::MutexLock lock(mutex_);
+    if (epochs_.empty() || std::chrono::steady_clock::now() < valid_until_) return;
+    for (const auto& [shard, epoch] : epochs_) expired.push_back(shard);
+  }
+  Lose(expired);
+}
+
+bool LeaseManager::Renew(PgConnection& c) {
+  const auto started = std::chrono::steady_clock::now();
+  if (!c.Exec("INSERT INTO tickwheel_nodes (node_id, expires_at) "
+              "VALUES ($1, now() + $2::bigint * interval '1 millisecond') "
+              "ON CONFLICT (node_id) DO UPDATE SET expires_at = excluded.expires_at",
+              {options_.node_id, Ms(options_.lease)})
+           .ok()) {
+    return false;
+  }
+  std::map<int, std::int64_t> mine;
+  {
+    internal::MutexLock lock(mutex_);
+    mine = epochs_;
+  }
+  std::vector<int> shards;
+  for (const auto& [shard, epoch] : mine) shards.push_back(shard);
+  std::vector<int> lost;
+  if (!shards.empty()) {
+    Result<PgResult> r = c.Exec(
+        "UPDATE tickwheel_shard_leases SET expires_at = now() + $3::bigint * interval '1 millisecond' "
+        "WHERE owner = $1 AND shard = ANY($2::int[]) AND expires_at > now() RETURNING shard, epoch",
+        {options_.node_id, PgBigintArray(AsInt64(shards)), Ms(options_.lease)});
+    if (!r.ok()) return false;
+    std::map<int, std::int64_t> renewed;
+    for (int i = 0; i < r->rows(); ++i) renewed[static_cast<int>(r->Int(i, 0))] = r->Int(i, 1);
+    for (const auto& [shard, epoch] : mine) {
+      auto it = renewed.find(shard);
+      if (it == renewed.end() || it->second != epoch) lost.push_back(shard);
+    }
+  }
+  {
+    internal::MutexLock lock(mutex_);
+    valid_until_ = started + options_.lease;
+  }
+  renewals_.fetch_add(1);
+  Lose(lost);
+  return true;
+}
+
+void LeaseManager::Release(PgConnection& c, const std::vector<int>& shards) {
+  if (shards.empty()) return;
+  if (callbacks_.releasing) callbacks_.releasing(shards);
+  std::vector<std::int64_t> epochs;
+  {
+    internal::MutexLock lock(mutex_);
+    for (int s : shards) epochs.push_back(epochs_.count(s) ? epochs_[s] : -1);
+  }
+  (void)c.Exec(
+      "UPDATE tickwheel_shard_leases l SET owner = NULL, expires_at = 'epoch' "
+      "FROM unnest($2::int[], $3::bigint[]) AS m(shard, epoch) "
+      "WHERE l.shard = m.shard AND l.epoch = m.epoch AND l.owner = $1",
+      {options_.node_id, PgBigintArray(AsInt64(shards)), PgBigintArray(epochs)});
+  {
+    internal::MutexLock lock(mutex_);
+    for (int s : shards) epochs_.erase(s);
+  }
+  released_.fetch_add(shards.size());
+  (void)c.Exec(std::string("SELECT pg_notify('") + kLeaseChannel + "', $1)", {options_.node_id});
+  spdlog::info("handed {} shards over", shards.size());
+}
+
+bool LeaseManager::Rebalance(PgConnection& c) {
+  Result<PgResult> live = c.Exec("SELECT count(*) FROM tickwheel_nodes WHERE expires_at > now()");
+  if (!live.ok()) return false;
+  const std::int64_t nodes = std::max<std::int64_t>(1, live->Int(0, 0));
+  const auto fair = static_cast<std::size_t>((shards_ + nodes - 1) / nodes);
+  std::vector<int> owned_now = owned();
+  if (owned_now.size() > fair) {  // nodes joined: give the extras back
+    Release(c, std::vector<int>(owned_now.end() - static_cast<std::ptrdiff_t>(owned_now.size() - fair),
+                                owned_now.end()));
+    return true;
+  }
+  if (owned_now.size() == fair) return true;
+  const auto started = std::chrono::steady_clock::now();
+  Result<PgResult> taken = c.Exec(
+      "UPDATE tickwheel_shard_leases SET owner = $1, epoch = epoch + 1, "
+      "expires_at = now() + $3::bigint * interval '1 millisecond' "
+      "WHERE shard IN (SELECT shard FROM tickwheel_shard_leases "
+      "WHERE owner IS NULL OR expires_at < now() ORDER BY random() LIMIT $2 "
+      "FOR UPDATE SKIP LOCKED) RETURNING shard, epoch",
+      {options_.node_id, std::to_string(fair - owned_now.size()), Ms(options_.lease)});
+  if (!taken.ok()) return false;
+  if (taken->rows() == 0) return true;
+  std::vector<int> acquired;
+  {
+    internal::MutexLock lock(mutex_);
+    if (epochs_.empty()) valid_until_ = started + options_.lease;
+    for (int i = 0; i < taken->rows(); ++i) {
+      const int shard = static_cast<int>(taken->Int(i, 0));
+      epochs_[shard] = taken->Int(i, 1);
+      acquired.push_back(shard);
+    }
+  }
+  acquired_.fetch_add(acquired.size());
+  spdlog::info("took the leases of {} shards (now {})", acquired.size(), owned().size());
+  if (callbacks_.acquired) callbacks_.acquired(acquired);
+  return true;
+}
+
+bool LeaseManager::Round(PgConnection& c, bool renew) {
+  if (renew && !Renew(c)) return false;
+  return Rebalance(c);
+}
+
+void LeaseManager::Loop() {
+  const auto renew_every = options_.lease / 3;
+  auto last_renew = std::chrono::steady_clock::now() - renew_every;  // due at once
+  for (;;) {
+    {
+      internal::MutexLock lock(mutex_);
+      if (stop_) return;
+    }
+    if (!conn_ || !conn_->healthy()) {
+      conn_.reset();
+      Result<std::unique_ptr<PgConnection>> c = PgConnection::Connect(options_.postgres);
+      if (c.ok()) {
+        conn_ = std::move(*c);
+      } else {
+        spdlog::warn("leases: {}", c.status().message());
+      }
+    }
+    const auto now = std::chrono::steady_clock::now();
+    const bool renew_due = now - last_renew >= renew_every;
+    if (conn_) {
+      if (Round(*conn_, renew_due)) {
+        if (renew_due) last_renew = now;
+      } else {
+        spdlog::warn("leases: the database could not be reached; leases hold until they expire");
+        conn_.reset();
+      }
+    }
+    ExpireLocally();
+    internal::MutexLock lock(mutex_);
+    const auto until =
+        std::min(std::chrono::steady_clock::now() + options_.scan, last_renew + renew_every);
+    while (!stop_ && !nudged_ && cv_.WaitUntil(mutex_, until)) {
+    }
+    nudged_ = false;
+  }
+}
+
+void LeaseManager::Stop(bool hand_over) {
+  if (stopped_) return;
+  stopped_ = true;
+  {
+    internal::MutexLock lock(mutex_);
+    stop_ = true;
+    cv_.Signal();
+  }
+  if (thread_.joinable()) thread_.join();
+  if (!hand_over) return;
+  if (!conn_ || !conn_->healthy()) {
+    Result<std::unique_ptr<PgConnection>> c = PgConnection::Connect(options_.postgres);
+    if (!c.ok()) return;  // the leases expire by themselves
+    conn_ = std::move(*c);
+  }
+  Release(*conn_, owned());
+  (void)conn_->Exec("DELETE FROM tickwheel_nodes WHERE node_id = $1", {options_.node_id});
+  (void)conn_->Exec(std::string("SELECT pg_notify('") + kLeaseChannel + "', $1)", {options_.node_id});
+}
+
+}  // namespace tickwheel::server

@@ -1,0 +1,115 @@
+// LeaseManager: a cluster node's share of the shards. It holds leases in
+// tickwheel_shard_leases, renews them, takes a fair share (and the shards
+// of nodes whose leases expired), gives extras back when nodes join, and
+// hands everything over when the node stops.
+#ifndef TICKWHEEL_SERVER_CLUSTER_LEASE_MANAGER_H_
+#define TICKWHEEL_SERVER_CLUSTER_LEASE_MANAGER_H_
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "store/shard_fence.h"
+#include "tickwheel/internal/mutex.h"
+
+namespace tickwheel::server {
+
+class PgConnection;
+
+struct LeaseOptions {
+  std::string postgres;  // conninfo
+  std::string node_id;
+  std::chrono::milliseconds lease{std::chrono::seconds(10)};
+  // Leases are renewed every lease / 3; free and expired ones are looked for
+  // every `scan` (or at once when another node hands shards over).
+  std::chrono::milliseconds scan{std::chrono::seconds(1)};
+};
+
+// What the node does as its shards come and go. All run on the lease
+// thread; `releasing` must return only once the node has stopped firing
+// those shards' timers and its attempts in flight for them are done (or
+// given up), since another node may fire them as soon as it returns.
+struct LeaseCallbacks {
+  std::function<void(const std::vector<int>&)> acquired;
+  std::function<void(const std::vector<int>&)> lost;       // taken, or expired unrenewed
+  std::function<void(const std::vector<int>&)> releasing;  // about to be given back
+};
+
+// Each node heartbeats a row in tickwheel_nodes; the fair share is the shard
+// count over the live nodes, rounded up. A lease is (owner, epoch, expires
+// at, by the database's clock); acquiring one increments its epoch, so
+// writes fenced by the old epoch fail (store/shard_fence.h). Locally a lease
+// counts as held only until the lease duration after the renewal that last
+// reached the database began, so a node cut off from it (or paused) stops
+// firing no later than the database would let another node start.
+//
+// Thread safety: EpochOf, owned and the counters from any thread; Start,
+// Nudge and Stop from the owner.
+class LeaseManager final : public ShardFence {
+ public:
+  LeaseManager(LeaseOptions options, LeaseCallbacks callbacks);
+  ~LeaseManager() override;  // Stop(false)
+
+  // Starts the lease thread over `shards` shards.
+  void Start(int shards);
+  // Looks for shards to take now (another node handed some over).
+  void Nudge();
+  // Stops renewing. With `hand_over`, first tells `releasing` about every
+  // owned shard, gives the leases back and leaves the live nodes, so the
+  // others take over at once. Idempotent.
+  void Stop(bool hand_over);
+
+  std::optional<std::int64_t> EpochOf(int shard) const override;
+  std::vector<int> owned() const;
+  // Leases held and renewed in time.
+  bool holds_leases() const;
+
+  std::uint64_t renewals() const { return renewals_.load(); }
+  std::uint64_t lost_leases() const { return lost_.load(); }
+  std::uint64_t acquired_leases() const { return acquired_.load(); }
+  std::uint64_t released_leases() const { return released_.load(); }
+
+ private:
+  using SteadyTime = std::chrono::steady_clock::time_point;
+
+  void Loop();
+  // One round: heartbeat and renew (when due), then give back extras or
+  // take a fair share. False if the database could not be reached.
+  bool Round(PgConnection& c, bool renew);
+  bool Renew(PgConnection& c);
+  bool Rebalance(PgConnection& c);
+  void Release(PgConnection& c, const std::vector<int>& shards);
+  // Drops what expired locally (no renewal reached the database in time).
+  void ExpireLocally();
+  void Lose(const std::vector<int>& shards);
+
+  const LeaseOptions options_;
+  const LeaseCallbacks callbacks_;
+  int shards_ = 0;
+
+  mutable internal::Mutex mutex_;
+  internal::CondVar cv_;
+  std::map<int, std::int64_t> epochs_ TW_GUARDED_BY(mutex_);  // owned shard -> epoch
+  SteadyTime valid_until_ TW_GUARDED_BY(mutex_);
+  bool stop_ TW_GUARDED_BY(mutex_) = false;
+  bool nudged_ TW_GUARDED_BY(mutex_) = false;
+  bool stopped_ = false;  // Stop ran (owner thread only)
+
+  std::atomic<std::uint64_t> renewals_{0};
+  std::atomic<std::uint64_t> lost_{0};
+  std::atomic<std::uint64_t> acquired_{0};
+  std::atomic<std::uint64_t> released_{0};
+  std::unique_ptr<PgConnection> conn_;  // the lease thread's, kept across Stop
+  std::thread thread_;
+};
+
+}  // namespace tickwheel::server
+
+#endif  // TICKWHEEL_SERVER_CLUSTER_LEASE_MANAGER_H_

@@ -1,0 +1,159 @@
+#include "store/pg_connection.h"
+
+#include <libpq-fe.h>
+
+#include <cstring>
+
+#include "common/redact.h"
+
+namespace tickwheel::server {
+
+PgResult::PgResult(pg_result* result) : result_(result) {}
+PgResult::~PgResult() {
+  if (result_ != nullptr) PQclear(result_);
+}
+PgResult::PgResult(PgResult&& other) noexcept : result_(other.result_) { other.result_ = nullptr; }
+PgResult& PgResult::operator=(PgResult&& other) noexcept {
+  if (this != &other) {
+    if (result_ != nullptr) PQclear(result_);
+    result_ = other.result_;
+    other.result_ = nullptr;
+  }
+  return *this;
+}
+
+int PgResult::rows() const { return PQntuples(result_); }
+bool PgResult::IsNull(int row, int column) const { return PQgetisnull(result_, row, column) != 0; }
+std::string_view PgResult::Text(int row, int column) const {
+  return {PQgetvalue(result_, row, column),
+          static_cast<std::size_t>(PQgetlength(result_, row, column))};
+}
+std::int64_t PgResult::Int(int row, int column) const {
+  return std::stoll(std::string(Text(row, column)));
+}
+std::string PgResult::Bytes(int row, int column) const {
+  std::size_t length = 0;
+  unsigned char* bytes =
+      PQunescapeBytea(reinterpret_cast<const unsigned char*>(PQgetvalue(result_, row, column)),
+                      &length);
+  std::string out(reinterpret_cast<const char*>(bytes), length);
+  PQfreemem(bytes);
+  return out;
+}
+std::int64_t PgResult::affected() const {
+  const char* n = PQcmdTuples(result_);
+  return n[0] == '\0' ? 0 : std::stoll(n);
+}
+
+Result<std::unique_ptr<PgConnection>> PgConnection::Connect(const std::string& conninfo) {
+  PGconn* conn = PQconnectdb(conninfo.c_str());
+  if (PQstatus(conn) != CONNECTION_OK) {
+    std::string why = PQerrorMessage(conn);
+    while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
+    PQfinish(conn);
+    return Status::Unavailable("cannot connect to PostgreSQL at " + RedactUrl(conninfo) + ": " + why);
+  }
+  // PostgreSQL's notices ("relation already exists, skipping") are not
+  // errors: keep them off stderr.
+  PQsetNoticeProcessor(conn, [](void*, const char*) {}, nullptr);
+  return std::unique_ptr<PgConnection>(new PgConnection(conn));
+}
+
+PgConnection::~PgConnection() { PQfinish(conn_); }
+
+bool PgConnection::healthy() const { return PQstatus(conn_) == CONNECTION_OK; }
+
+Result<PgResult> PgConnection::Exec(const std::string& sql, const PgParams& params) {
+  std::vector<const char*> values;
+  values.reserve(params.size());
+  for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
+  pg_result* raw = PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr,
+                                values.data(), nullptr, nullptr, 0);
+  const ExecStatusType status = raw ? PQresultStatus(raw) : PGRES_FATAL_ERROR;
+  if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return PgResult(raw);
+  return ErrorOf(raw);
+}
+
+Status PgConnection::ExecScript(const std::string& sql) {
+  pg_result* raw = PQexec(conn_, sql.c_str());
+  const ExecStatusType status = raw ? PQresultStatus(raw) : PGRES_FATAL_ERROR;
+  if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) {
+    PQclear(raw);
+    return Status::Ok();
+  }
+  return ErrorOf(raw);
+}
+
+Status PgConnection::ErrorOf(pg_result* raw) {
+  std::string why = raw ? PQresultErrorMessage(raw) : PQerrorMessage(conn_);
+  const char* state = raw ? PQresultErrorField(raw, PG_DIAG_SQLSTATE) : nullptr;
+  const std::string sqlstate = state ? state : "";
+  if (raw) PQclear(raw);
+  while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
+  const std::string message = "PostgreSQL: " + why + (sqlstate.empty() ? "" : " [" + sqlstate + "]");
+  // 23505 unique violation, 40001 serialization failure, 40P01 deadlock.
+  if (sqlstate == "23505" || sqlstate == "40001" || sqlstate == "40P01") {
+    return Status::Conflict("retry_transaction", message);
+  }
+  // Class 08: connection exceptions; 57P: operator intervention (shutdown);
+  // 53: insufficient resources; 25P02: a transaction already aborted; no
+  // SQLSTATE: the connection is gone.
+  if (!healthy() || sqlstate.empty() || sqlstate.rfind("08", 0) == 0 ||
+      sqlstate.rfind("57P", 0) == 0 || sqlstate.rfind("53", 0) == 0) {
+    return Status::Unavailable(message);
+  }
+  return Status::Invalid("postgres_error", message);
+}
+
+void PgConnection::Rollback() {
+  if (healthy()) (void)ExecScript("ROLLBACK");
+}
+
+namespace {
+
+void AppendQuoted(std::string& out, std::string_view value) {
+  out += '"';
+  for (char c : value) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  out += '"';
+}
+
+}  // namespace
+
+std::string PgTextArray(const std::vector<std::string>& values) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i) out += ',';
+    AppendQuoted(out, values[i]);
+  }
+  return out + '}';
+}
+
+std::string PgBigintArray(const std::vector<std::int64_t>& values) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i) out += ',';
+    out += std::to_string(values[i]);
+  }
+  return out + '}';
+}
+
+std::string PgByteaArray(const std::vector<std::string>& values) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "{";
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i) out += ',';
+    // "\\x..." : the array quoting's backslash, then bytea's hex form.
+    out += "\"\\\\x";
+    for (unsigned char c : values[i]) {
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+    out += '"';
+  }
+  return out + '}';
+}
+
+}  // namespace tickwheel::server

@@ -1,0 +1,499 @@
+#include "store/postgres_timer_store.h"
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <chrono>
+#include <map>
+#include <set>
+
+#include "store/group_writer.h"
+#include "store/overlay_txn.h"
+#include "store/pg_connection.h"
+#include "store/postgres_schema.h"
+#include "store/record_codec.h"
+#include "store/shard_fence.h"
+#include "tickwheel/internal/mutex.h"
+#include "tickwheel/internal/periodic_thread.h"
+
+namespace tickwheel::server {
+
+int ShardOfId(std::string_view id, int shards) {
+  std::uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : id) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return static_cast<int>(h % static_cast<std::uint64_t>(shards));
+}
+
+std::vector<std::string> EncodeDuePayloads(const std::string& node_id,
+                                           const std::vector<DueNotice>& notices) {
+  constexpr std::size_t kMaxPayload = 7900;
+  std::vector<std::string> out;
+  std::string current;
+  for (const DueNotice& n : notices) {
+    std::string line = std::to_string(n.shard) + " " +
+                       (n.due_ms ? std::to_string(*n.due_ms) : std::string("-")) + " " + n.id +
+                       "\n";
+    if (!current.empty() && current.size() + line.size() > kMaxPayload) {
+      out.push_back(std::move(current));
+      current.clear();
+    }
+    if (current.empty()) current = node_id + "\n";
+    current += line;
+  }
+  if (!current.empty()) out.push_back(std::move(current));
+  return out;
+}
+
+std::optional<DuePayload> DecodeDuePayload(std::string_view payload) {
+  DuePayload out;
+  std::size_t nl = payload.find('\n');
+  if (nl == std::string_view::npos) return std::nullopt;
+  out.node_id = std::string(payload.substr(0, nl));
+  payload.remove_prefix(nl + 1);
+  while (!payload.empty()) {
+    nl = payload.find('\n');
+    if (nl == std::string_view::npos) return std::nullopt;
+    const std::string_view line = payload.substr(0, nl);
+    payload.remove_prefix(nl + 1);
+    const std::size_t a = line.find(' ');
+    const std::size_t b = a == std::string_view::npos ? a : line.find(' ', a + 1);
+    if (b == std::string_view::npos) return std::nullopt;
+    DueNotice n;
+    if (std::from_chars(line.data(), line.data() + a, n.shard).ec != std::errc()) return std::nullopt;
+    const std::string_view due = line.substr(a + 1, b - a - 1);
+    if (due != "-") {
+      std::int64_t ms = 0;
+      if (std::from_chars(due.data(), due.data() + due.size(), ms).ec != std::errc()) {
+        return std::nullopt;
+      }
+      n.due_ms = ms;
+    }
+    n.id = std::string(line.substr(b + 1));
+    out.notices.push_back(std::move(n));
+  }
+  return out;
+}
+
+namespace {
+
+// Connections for the store's threads: taken for one statement or one
+// transaction, given back if still healthy.
+class PgPool {
+ public:
+  explicit PgPool(std::string conninfo) : conninfo_(std::move(conninfo)) {}
+
+  Result<std::unique_ptr<PgConnection>> Take() {
+    {
+      internal::MutexLock lock(mutex_);
+      if (!idle_.empty()) {
+        std::unique_ptr<PgConnection> c = std::move(idle_.back());
+        idle_.pop_back();
+        return c;
+      }
+    }
+    return PgConnection::Connect(conninfo_);
+  }
+  void Give(std::unique_ptr<PgConnection> c) {
+    if (!c || !c->healthy()) return;
+    internal::MutexLock lock(mutex_);
+    idle_.push_back(std::move(c));
+  }
+  void Clear() {
+    internal::MutexLock lock(mutex_);
+    idle_.clear();
+  }
+
+ private:
+  const std::string conninfo_;
+  internal::Mutex mutex_;
+  std::vector<std::unique_ptr<PgConnection>> idle_ TW_GUARDED_BY(mutex_);
+};
+
+// Runs `fn(connection)` on a pooled connection.
+template <typename Fn>
+auto WithConnection(PgPool& pool, Fn fn) -> decltype(fn(std::declval<PgConnection&>())) {
+  Result<std::unique_ptr<PgConnection>> c = pool.Take();
+  if (!c.ok()) return c.status();
+  auto result = fn(**c);
+  pool.Give(std::move(*c));
+  return result;
+}
+
+Result<std::optional<TimerRecord>> DecodeRow(const std::string& id, const std::string& bytes) {
+  Result<TimerRecord> r = DecodeRecord(id, bytes);
+  if (!r.ok()) return r.status();
+  return std::optional<TimerRecord>(std::move(*r));
+}
+
+// A group's transaction: the group's rows, read (and locked) at its start.
+class PgTxn final : public OverlayTxn {
+ public:
+  explicit PgTxn(std::map<std::string, std::string> rows) : rows_(std::move(rows)) {}
+
+ protected:
+  Result<std::optional<TimerRecord>> Load(const std::string& id) override {
+    auto it = rows_.find(id);
+    if (it == rows_.end()) return std::optional<TimerRecord>();
+    return DecodeRow(id, it->second);
+  }
+
+ private:
+  std::map<std::string, std::string> rows_;
+};
+
+constexpr char kTimerColumns[] = "id, shard, state, due_ms, updated_ms, record";
+constexpr char kUnnestRows[] =
+    "unnest($1::text[], $2::int[], $3::smallint[], $4::bigint[], $5::bigint[], $6::bytea[])";
+
+// The columns of rows to write, as array parameters.
+struct Rows {
+  std::vector<std::string> ids, records;
+  std::vector<std::int64_t> shards, states, due, updated;
+  void Add(const TimerRecord& r, int shard) {
+    ids.push_back(r.id);
+    shards.push_back(shard);
+    states.push_back(static_cast<std::int64_t>(r.state));
+    due.push_back(r.due_ms);
+    updated.push_back(r.updated_ms);
+    records.push_back(EncodeRecord(r));
+  }
+  PgParams Params() const {
+    return {PgTextArray(ids),       PgBigintArray(shards),  PgBigintArray(states),
+            PgBigintArray(due),     PgBigintArray(updated), PgByteaArray(records)};
+  }
+  bool empty() const { return ids.empty(); }
+};
+
+class PostgresTimerStore final : public TimerStore {
+ public:
+  PostgresTimerStore(const StoreOptions& options, int shards)
+      : options_(options), shards_(shards), pool_(options.postgres) {
+    RefreshCounts();
+    counts_thread_ = std::make_unique<internal::PeriodicThread>(
+        SystemClock::Instance(), std::chrono::seconds(1), [this] { RefreshCounts(); });
+    writer_ = std::make_unique<GroupWriter>(
+        options.writer_threads, GroupWriter::Limits{.max_writes = 64, .max_ids = 5000},
+        [this](std::vector<QueuedWrite>& group) { WriteGroup(group); });
+  }
+  ~PostgresTimerStore() override { Close(); }
+
+  void Submit(std::vector<std::string> ids, Mutation mutation, Done done,
+              WriteOptions options) override {
+    writer_->Submit({std::move(ids), std::move(mutation), std::move(done), options});
+  }
+
+  Result<std::optional<TimerRecord>> Get(const std::string& id) const override {
+    return WithConnection(pool_, [&](PgConnection& c) -> Result<std::optional<TimerRecord>> {
+      Result<PgResult> r = c.Exec("SELECT record FROM tickwheel_timers WHERE id = $1", {id});
+      if (!r.ok()) return r.status();
+      if (r->rows() == 0) return std::optional<TimerRecord>();
+      return DecodeRow(id, r->Bytes(0, 0));
+    });
+  }
+
+  Result<std::vector<DueEntry>> ScanDue(const std::vector<int>& shards, const DueEntry& from,
+                                        std::int64_t to_ms, std::size_t limit) const override {
+    std::vector<std::int64_t> list(shards.begin(), shards.end());
+    return WithConnection(pool_, [&](PgConnection& c) -> Result<std::vector<DueEntry>> {
+      Result<PgResult> r = c.Exec(
+          "SELECT due_ms, id FROM tickwheel_timers WHERE state IN (0, 1) "
+          "AND shard = ANY($1::int[]) AND (due_ms, id) >= ($2, $3) AND due_ms < $4 "
+          "ORDER BY due_ms, id LIMIT $5",
+          {PgBigintArray(list), std::to_string(std::max<std::int64_t>(from.due_ms, INT64_MIN + 1)),
+           from.id, std::to_string(to_ms), std::to_string(std::min<std::size_t>(limit, INT32_MAX))});
+      if (!r.ok()) return r.status();
+      std::vector<DueEntry> out;
+      out.reserve(static_cast<std::size_t>(r->rows()));
+      for (int i = 0; i < r->rows(); ++i) out.push_back({r->Int(i, 0), std::string(r->Text(i, 1))});
+      return out;
+    });
+  }
+
+  Result<ListPage> List(TimerState state, const std::optional<ListCursor>& after,
+                        std::size_t limit, std::size_t max_bytes) const override {
+    const bool scheduled = IsScheduled(state);
+    const std::string time = scheduled ? "due_ms" : "updated_ms";
+    return WithConnection(pool_, [&](PgConnection& c) -> Result<ListPage> {
+      Result<PgResult> r = c.Exec(
+          "SELECT id, record, " + time + " FROM tickwheel_timers WHERE state = $1 AND (" + time +
+              ", id) > ($2, $3) ORDER BY " + time + ", id LIMIT $4",
+          {std::to_string(static_cast<int>(state)),
+           std::to_string(after ? after->time_ms : INT64_MIN + 1), after ? after->id : "",
+           std::to_string(std::min(limit, kListScanBudget))});
+      if (!r.ok()) return r.status();
+      ListPage page;
+      std::size_t bytes = 0;
+      for (int i = 0; i < r->rows() && (bytes < max_bytes || page.records.empty()); ++i) {
+        const std::string id(r->Text(i, 0));
+        Result<std::optional<TimerRecord>> record = DecodeRow(id, r->Bytes(i, 1));
+        if (!record.ok()) return record.status();
+        bytes += 256 + (*record)->payload.size() + (*record)->target.size();
+        page.records.push_back(std::move(**record));
+        page.next = ListCursor{r->Int(i, 2), id};
+      }
+      const bool more = static_cast<std::size_t>(r->rows()) == std::min(limit, kListScanBudget) ||
+                        page.records.size() < static_cast<std::size_t>(r->rows());
+      if (!more) page.next.reset();
+      return page;
+    });
+  }
+
+  Result<std::vector<std::string>> FinishedBefore(TimerState state, std::int64_t before_ms,
+                                                  std::size_t limit) const override {
+    return WithConnection(pool_, [&](PgConnection& c) -> Result<std::vector<std::string>> {
+      Result<PgResult> r = c.Exec(
+          "SELECT id FROM tickwheel_timers WHERE state = $1 AND updated_ms < $2 "
+          "ORDER BY updated_ms, id LIMIT $3",
+          {std::to_string(static_cast<int>(state)), std::to_string(before_ms),
+           std::to_string(limit)});
+      if (!r.ok()) return r.status();
+      std::vector<std::string> ids;
+      for (int i = 0; i < r->rows(); ++i) ids.emplace_back(r->Text(i, 0));
+      return ids;
+    });
+  }
+
+  StateCounts Counts() const override {
+    StateCounts out;
+    for (int i = 0; i < kNumStates; ++i) out[i] = counts_[i].load();
+    return out;
+  }
+
+  int shard_count() const override { return shards_; }
+  int ShardOf(std::string_view id) const override { return ShardOfId(id, shards_); }
+  void SetDueListener(DueListener listener) override { listener_ = std::move(listener); }
+
+  void AppendMetrics(std::string& out) const override {
+    out += "# HELP tickwheel_store_write_errors_total Store transactions that failed.\n"
+           "# TYPE tickwheel_store_write_errors_total counter\ntickwheel_store_write_errors_total " +
+           std::to_string(write_errors_.load()) +
+           "\n# HELP tickwheel_store_transaction_retries_total Transactions run again after a "
+           "conflict with another node's.\n"
+           "# TYPE tickwheel_store_transaction_retries_total counter\n"
+           "tickwheel_store_transaction_retries_total " +
+           std::to_string(retries_.load()) + "\n";
+  }
+
+  void Close() override {
+    if (closed_.exchange(true)) return;
+    writer_->Close();
+    counts_thread_.reset();
+    pool_.Clear();
+  }
+
+ private:
+  // Reads the counts (totals plus deltas not yet folded), and every few
+  // seconds folds the deltas into the totals.
+  void RefreshCounts() {
+    (void)WithConnection(pool_, [&](PgConnection& c) -> Status {
+      if (++refreshes_ % 5 == 0) {
+        Status folded = c.Exec(
+            "WITH d AS (DELETE FROM tickwheel_count_deltas RETURNING state, delta), "
+            "s AS (SELECT state, sum(delta) AS total FROM d GROUP BY state) "
+            "UPDATE tickwheel_counts c SET n = c.n + s.total FROM s WHERE c.state = s.state")
+                            .status();
+        if (!folded.ok()) return folded;
+      }
+      Result<PgResult> r = c.Exec(
+          "SELECT c.state, c.n + coalesce((SELECT sum(delta) FROM tickwheel_count_deltas d "
+          "WHERE d.state = c.state), 0) FROM tickwheel_counts c");
+      if (!r.ok()) return r.status();
+      for (int i = 0; i < r->rows(); ++i) {
+        const std::int64_t state = r->Int(i, 0);
+        if (state >= 0 && state < kNumStates) counts_[state].store(r->Int(i, 1));
+      }
+      return Status::Ok();
+    });
+  }
+
+  void WriteGroup(std::vector<QueuedWrite>& group) {
+    std::vector<Status> results;
+    std::vector<RecordChange> changes;
+    Result<std::unique_ptr<PgConnection>> conn = pool_.Take();
+    Status written = conn.ok() ? Status::Ok() : conn.status();
+    for (int attempt = 0; written.ok() && attempt < 4; ++attempt) {
+      written = Transaction(**conn, group, results, changes);
+      if (written.code() != StatusCode::kConflict || written.reason() != "retry_transaction") break;
+      retries_.fetch_add(1);
+      if (attempt == 3) break;
+      written = Status::Ok();
+    }
+    if (conn.ok()) pool_.Give(std::move(*conn));
+    if (!written.ok()) {
+      write_errors_.fetch_add(1);
+      if (written.code() == StatusCode::kConflict) {
+        written = Status::Unavailable("the store kept conflicting with another node: " +
+                                      written.message());
+      }
+    } else if (listener_) {
+      for (const auto& [id, due] : DueChanges(changes)) listener_(id, due);
+    }
+    for (std::size_t i = 0; i < group.size(); ++i) {
+      if (group[i].done) group[i].done(written.ok() ? results[i] : written);
+    }
+  }
+
+  // The shards, among `shards`, whose lease this node holds now (checked and
+  // locked FOR SHARE in the open transaction).
+  Result<std::set<int>> ValidLeases(PgConnection& c, const std::set<int>& shards) {
+    std::vector<std::int64_t> list, epochs;
+    for (int s : shards) {
+      std::optional<std::int64_t> epoch = options_.fence ? options_.fence->EpochOf(s) : std::nullopt;
+      if (!epoch) continue;
+      list.push_back(s);
+      epochs.push_back(*epoch);
+    }
+    std::set<int> valid;
+    if (list.empty()) return valid;
+    Result<PgResult> r = c.Exec(
+        "SELECT l.shard FROM tickwheel_shard_leases l "
+        "JOIN unnest($1::int[], $2::bigint[]) AS m(shard, epoch) "
+        "ON l.shard = m.shard AND l.epoch = m.epoch "
+        "WHERE l.owner = $3 AND l.expires_at > now() FOR SHARE OF l",
+        {PgBigintArray(list), PgBigintArray(epochs), options_.node_id});
+    if (!r.ok()) return r.status();
+    for (int i = 0; i < r->rows(); ++i) valid.insert(static_cast<int>(r->Int(i, 0)));
+    return valid;
+  }
+
+  Status Transaction(PgConnection& c, std::vector<QueuedWrite>& group,
+                     std::vector<Status>& results, std::vector<RecordChange>& changes) {
+    results.assign(group.size(), Status::Ok());
+    bool sync = false;
+    std::set<int> fenced_shards;
+    std::vector<std::string> ids;
+    for (const QueuedWrite& w : group) {
+      sync = sync || w.options.sync;
+      for (const std::string& id : w.ids) {
+        ids.push_back(id);
+        if (w.options.fenced) fenced_shards.insert(ShardOf(id));
+      }
+    }
+    Status s = c.ExecScript(sync ? "BEGIN" : "BEGIN; SET LOCAL synchronous_commit = off");
+    if (!s.ok()) return s;
+    auto fail = [&](Status status) {
+      c.Rollback();
+      return status;
+    };
+    Result<std::set<int>> valid = ValidLeases(c, fenced_shards);
+    if (!valid.ok()) return fail(valid.status());
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    Result<PgResult> rows = c.Exec(
+        "SELECT id, record FROM tickwheel_timers WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE",
+        {PgTextArray(ids)});
+    if (!rows.ok()) return fail(rows.status());
+    std::map<std::string, std::string> stored;
+    for (int i = 0; i < rows->rows(); ++i) stored.emplace(rows->Text(i, 0), rows->Bytes(i, 1));
+    PgTxn txn(std::move(stored));
+    for (std::size_t i = 0; i < group.size(); ++i) {
+      QueuedWrite& w = group[i];
+      if (w.options.fenced &&
+          std::any_of(w.ids.begin(), w.ids.end(),
+                      [&](const std::string& id) { return !valid->count(ShardOf(id)); })) {
+        results[i] = Status::Fenced("this node no longer holds the lease of the timer's shard");
+        continue;
+      }
+      txn.Begin();
+      results[i] = txn.End(w.mutation(txn));
+    }
+    changes = txn.Changes();
+    if (changes.empty()) return c.Commit();
+    Rows inserts, updates;
+    std::vector<std::string> deletes;
+    std::vector<DueNotice> notices;
+    const std::int64_t horizon = WallNowMs() + options_.notify_horizon_ms;
+    for (const RecordChange& change : changes) {
+      const std::string& id = change.after ? change.after->id : change.before->id;
+      const int shard = ShardOf(id);
+      if (!change.after) {
+        deletes.push_back(id);
+      } else if (change.before) {
+        updates.Add(*change.after, shard);
+      } else {
+        inserts.Add(*change.after, shard);
+      }
+    }
+    for (const auto& [id, due] : DueChanges(changes)) {
+      if (!due || *due < horizon) notices.push_back({ShardOf(id), due, id});
+    }
+    if (!inserts.empty()) {
+      s = c.Exec(std::string("INSERT INTO tickwheel_timers (") + kTimerColumns + ") SELECT * FROM " +
+                     kUnnestRows,
+                 inserts.Params())
+              .status();
+      if (!s.ok()) return fail(s);
+    }
+    if (!updates.empty()) {
+      s = c.Exec(std::string("UPDATE tickwheel_timers t SET shard = v.shard, state = v.state, "
+                             "due_ms = v.due_ms, updated_ms = v.updated_ms, record = v.record "
+                             "FROM ") +
+                     kUnnestRows + " AS v(" + kTimerColumns + ") WHERE t.id = v.id",
+                 updates.Params())
+              .status();
+      if (!s.ok()) return fail(s);
+    }
+    if (!deletes.empty()) {
+      s = c.Exec("DELETE FROM tickwheel_timers WHERE id = ANY($1::text[])", {PgTextArray(deletes)})
+              .status();
+      if (!s.ok()) return fail(s);
+    }
+    const StateCounts delta = CountDelta(changes);
+    std::vector<std::int64_t> states, deltas;
+    for (int i = 0; i < kNumStates; ++i) {
+      if (delta[i] == 0) continue;
+      states.push_back(i);
+      deltas.push_back(delta[i]);
+    }
+    if (!states.empty()) {
+      s = c.Exec("INSERT INTO tickwheel_count_deltas (state, delta) "
+                 "SELECT * FROM unnest($1::smallint[], $2::bigint[])",
+                 {PgBigintArray(states), PgBigintArray(deltas)})
+              .status();
+      if (!s.ok()) return fail(s);
+    }
+    if (!notices.empty()) {
+      s = c.Exec("SELECT pg_notify('" + std::string(kDueChannel) + "', p) FROM unnest($1::text[]) p",
+                 {PgTextArray(EncodeDuePayloads(options_.node_id, notices))})
+              .status();
+      if (!s.ok()) return fail(s);
+    }
+    s = c.Commit();
+    if (!s.ok()) return fail(s);
+    for (int i = 0; i < kNumStates; ++i) counts_[i].fetch_add(delta[i]);
+    return Status::Ok();
+  }
+
+  static std::int64_t WallNowMs() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  }
+
+  const StoreOptions options_;
+  const int shards_;
+  mutable PgPool pool_;
+  DueListener listener_;  // set before the writes it should see
+  std::array<std::atomic<std::int64_t>, kNumStates> counts_{};
+  std::atomic<std::uint64_t> write_errors_{0};
+  std::atomic<std::uint64_t> retries_{0};
+  std::atomic<bool> closed_{false};
+  std::uint64_t refreshes_ = 0;  // by the counts thread (and the constructor)
+  std::unique_ptr<internal::PeriodicThread> counts_thread_;
+  std::unique_ptr<GroupWriter> writer_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<TimerStore>> OpenPostgresTimerStore(const StoreOptions& options) {
+  Result<std::unique_ptr<PgConnection>> conn = PgConnection::Connect(options.postgres);
+  if (!conn.ok()) return conn.status();
+  Result<int> shards = MigrateSchema(**conn, options.shards);
+  if (!shards.ok()) return shards.status();
+  return std::unique_ptr<TimerStore>(new PostgresTimerStore(options, *shards));
+}
+
+}  // namespace tickwheel::server
