@@ -3,7 +3,8 @@
 #                           `tickwheel serve` on 127.0.0.1:8080 with ./data
 #   make demo [ARGS="..."]  the library demo (1M connections with heartbeats)
 #   make test               install, build, run every test, then the
-#                           sanitizer builds (ASan+UBSan, TSan)
+#                           sanitizer builds (ASan+UBSan, TSan) and a short
+#                           run of every fuzz target
 #   make bench [QUICK=1]    benchmarks against peers; regenerates docs
 #   make bench-server [QUICK=1]  tickwheel serve against PostgreSQL + SKIP
 #                           LOCKED; regenerates docs/performance.md's region
@@ -11,12 +12,15 @@
 #   make server-asan        the server and its tests under GCC's ASan + UBSan
 #   make tsa                the server compiled by clang: lock annotations
 #                           checked (-Wthread-safety)
+#   make fuzz [FUZZ_TIME=300] [FUZZ_JOBS=2]  every fuzz target for FUZZ_TIME
+#                           seconds (docs/testing.md, Fuzzing)
+#   make fuzz-test          every fuzz target for FUZZ_SMOKE (20) seconds
 BUILD ?= build
 JOBS ?= $(shell nproc)
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 CMAKE_ARGS ?=
 
-.PHONY: all deps configure build run demo test unit-test asan tsan server-asan tsa bench bench-server clean format
+.PHONY: all deps configure build run demo test unit-test asan tsan server-asan tsa fuzz-build fuzz fuzz-test bench bench-server clean format
 
 all: build
 
@@ -38,7 +42,7 @@ demo: build
 unit-test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) --timeout 600
 
-test: unit-test asan tsan tsa server-asan
+test: unit-test asan tsan tsa server-asan fuzz-test
 
 # Sanitizer builds compile the library and its tests (not the benchmarks or
 # the executable) with clang, and run the tests that are labelled for them.
@@ -76,6 +80,36 @@ tsa: deps
 	  -DTICKWHEEL_BUILD_EXAMPLES=OFF >/dev/null
 	@cmake --build $(BUILD)-tsa -j $(JOBS) --target tickwheel_app
 
+# Fuzzing: clang-14's libFuzzer with ASan + UBSan, one executable per target
+# (tests/fuzz/). Each run first replays the target's seeds and kept
+# regression inputs, then fuzzes; inputs it finds are kept in
+# $(FUZZ_BUILD)/fuzz-corpus/, failing ones in $(FUZZ_BUILD)/crashes/, logs in
+# $(FUZZ_BUILD)/fuzz-logs/. Any failure fails the target.
+FUZZ_BUILD ?= $(BUILD)-fuzz
+FUZZ_TIME ?= 300
+FUZZ_SMOKE ?= 20
+FUZZ_JOBS ?= $(JOBS)
+FUZZ_ARGS = -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 \
+            -DTICKWHEEL_BUILD_FUZZ=ON -DTICKWHEEL_BUILD_TESTS=OFF \
+            -DTICKWHEEL_BUILD_BENCH=OFF -DTICKWHEEL_BUILD_APP=OFF \
+            -DTICKWHEEL_BUILD_EXAMPLES=OFF
+
+fuzz-build: deps
+	@cmake -S . -B $(FUZZ_BUILD) $(GENERATOR) $(FUZZ_ARGS) >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS)
+
+fuzz: fuzz-build
+	@rm -f $(FUZZ_BUILD)/fuzz-logs/summary.txt
+	FUZZ_SECONDS=$(FUZZ_TIME) ctest --test-dir $(FUZZ_BUILD) -L fuzz \
+	  --output-on-failure -j $(FUZZ_JOBS) --timeout $$(( $(FUZZ_TIME) + 600 ))
+	@cat $(FUZZ_BUILD)/fuzz-logs/summary.txt
+
+fuzz-test: fuzz-build
+	@rm -f $(FUZZ_BUILD)/fuzz-logs/summary.txt
+	FUZZ_SECONDS=$(FUZZ_SMOKE) ctest --test-dir $(FUZZ_BUILD) -L fuzz \
+	  --output-on-failure -j $(JOBS) --timeout 600
+	@cat $(FUZZ_BUILD)/fuzz-logs/summary.txt
+
 # Core (Wheel against peers: bench/core/report.py) and runtime (Cache,
 # executors: bench/runtime/report.py); each rewrites its region of
 # docs/performance.md. QUICK=1: sizes up to 1M, one repetition.
@@ -91,4 +125,4 @@ format:
 	clang-format -i $$(git ls-files '*.h' '*.cc')
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-server-asan $(BUILD)-tsa
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-server-asan $(BUILD)-tsa $(FUZZ_BUILD)

@@ -197,6 +197,16 @@ TEST_F(CacheTest, ExpiredEntryIsNeverReturnedEvenBeforeItsTimerRuns) {
   EXPECT_EQ(cache.Take("k", [] { return std::string("fresh"); }), "fresh");
 }
 
+// The fuzzers found now + Duration::max() overflowing in the runtime; the
+// cache's expiry did the same with no jitter (undefined behaviour; in
+// practice an expiry in the past, so the entry was never returned).
+TEST_F(CacheTest, LongestTtlKeepsTheEntry) {
+  StringCache cache(Duration::max(), ExactOptions());
+  cache.Set("k", "v");
+  clock_.Advance(hours(24 * 365));
+  EXPECT_THAT(cache.Get("k"), Optional(std::string("v")));
+}
+
 TEST_F(CacheTest, TimerFreesExpiredEntries) {
   Cache<int, int> cache(seconds(1), ExactOptions());
   for (int i = 0; i < 100; ++i) cache.Set(i, i);

@@ -115,6 +115,31 @@ TEST_F(TimerServiceTest, PastTimesAndNonPositiveDelaysRunAtOnce) {
                                   Ran{"zero", 0}));
 }
 
+// timing_wheel_fuzz found now + Duration::max() overflowing; TimerService
+// had the same in now + delay and in the repeat arithmetic (undefined
+// behaviour; in practice a time in the past, so the timer ran at once).
+TEST_F(TimerServiceTest, LongestDelaysAndPeriodsNeverRun) {
+  Make();
+  ASSERT_TRUE(service_->After(Duration::max(), Log("after")).valid());
+  ASSERT_TRUE(service_->Every(Duration::max(), Log("every")).valid());
+  const TimerId moved = service_->After(kTick, Log("moved"));
+  ASSERT_TRUE(service_->Reschedule(moved, Duration::max()));
+  Advance(10 * kTick);
+  Advance(std::chrono::hours(24 * 365));
+  EXPECT_THAT(Runs(), IsEmpty());
+  EXPECT_EQ(service_->size(), 3u);
+}
+
+TEST_F(TimerServiceTest, RepeatWhoseNextRunCannotBeRepresentedRunsOnce) {
+  Make();
+  const Duration period = Duration::max() / 2 + Duration(1);  // 146 years
+  ASSERT_TRUE(service_->Every(period, Log("every")).valid());
+  Advance(period);
+  Advance(period / 2);  // the next run would be after the end of time
+  EXPECT_EQ(Runs().size(), 1u);
+  EXPECT_EQ(service_->size(), 1u);
+}
+
 TEST_F(TimerServiceTest, CancelledTimerNeverRuns) {
   Make();
   TimerId id = service_->After(milliseconds(50), Log("cancelled"));
@@ -232,8 +257,11 @@ TEST_F(TimerServiceTest, EveryNeverOverlapsItself) {
     while (seen < now_running &&
            !max_running.compare_exchange_weak(seen, now_running)) {
     }
+    // Counted before it is logged, so that once the log shows a start the
+    // count has it (the check below ran before the increment now and then).
+    const int run = ++runs;
     log_.Record("start");
-    if (++runs == 1) release_.Wait();  // the first run overruns 5 periods
+    if (run == 1) release_.Wait();  // the first run overruns 5 periods
     --running;
   });
   clock_.Advance(milliseconds(100));

@@ -128,6 +128,25 @@ TEST_F(TimingWheelTest, NeverFiresBeforeItsDelay) {
   EXPECT_THAT(FiredSoFar(), ElementsAre(Fired{1, 1, 5}));
 }
 
+// Found by timing_wheel_fuzz: now + Duration::max() overflowed (undefined
+// behaviour; in practice a deadline in the past, so the timer fired at once).
+TEST_F(TimingWheelTest, LongestDelaysNeverFireAndCanBeMovedBack) {
+  Make();
+  ASSERT_TRUE(wheel_->SetTimer(1, 1, Duration::max()));
+  ASSERT_TRUE(wheel_->SetTimer(2, 2, Duration::max() - nanoseconds(1)));
+  ASSERT_TRUE(wheel_->SetTimer(3, 3, I));
+  ASSERT_TRUE(wheel_->MoveTimer(3, Duration::max()));
+  Tick(3);
+  clock_.Advance(std::chrono::hours(24 * 365));
+  Settle();
+  EXPECT_THAT(FiredSoFar(), IsEmpty());
+  EXPECT_EQ(wheel_->size(), 3u);
+  ASSERT_TRUE(wheel_->MoveTimer(2, I));
+  Tick();
+  ASSERT_EQ(FiredSoFar().size(), 1u);
+  EXPECT_EQ(FiredSoFar()[0].key, 2);
+}
+
 TEST_F(TimingWheelTest, DelayBetweenTicksFiresAtTheNextTick) {
   Make();
   clock_.Advance(I / 4);          // calls happen between ticks

@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 
+#include "common/utf8.h"
 #include "timer/target.h"
 
 namespace tickwheel::server {
@@ -102,8 +103,9 @@ std::string PageJson(const ListPage& page, bool show_header_values) {
 }
 
 std::string ErrorJson(const Status& s) {
-  json::object err{{"code", s.reason()}, {"message", s.message()}};
-  if (!s.field().empty()) err["field"] = s.field();
+  // Messages and fields may quote the client's bytes: keep the body JSON.
+  json::object err{{"code", s.reason()}, {"message", ValidUtf8(s.message())}};
+  if (!s.field().empty()) err["field"] = ValidUtf8(s.field());
   return json::serialize(json::object{{"error", std::move(err)}});
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cmath>
 #include <set>
 
 #include "api/json_body.h"
@@ -37,6 +38,19 @@ const char* KindName(const json::value& v) {
     case json::kind::object: return "an object";
   }
   return "?";
+}
+
+// A number that parsed as infinity (1e400): it cannot be written back as JSON.
+bool HasNonFinite(const json::value& v) {
+  if (v.is_double()) return !std::isfinite(v.as_double());
+  if (v.is_array()) {
+    return std::any_of(v.as_array().begin(), v.as_array().end(), HasNonFinite);
+  }
+  if (v.is_object()) {
+    return std::any_of(v.as_object().begin(), v.as_object().end(),
+                       [](const auto& kv) { return HasNonFinite(kv.value()); });
+  }
+  return false;
 }
 
 using Known = std::initializer_list<std::string_view>;
@@ -324,6 +338,11 @@ Result<TimerSpec> ParseTimerSpec(const json::value& body, const ApiLimits& limit
   if (Status s = ParseTarget(obj.if_contains("target"), prefix, limits, spec); !s.ok()) return s;
   if (Status s = ParseRetry(obj.if_contains("retry"), prefix, spec); !s.ok()) return s;
   if (const json::value* p = obj.if_contains("payload")) {
+    if (HasNonFinite(*p)) {
+      return Bad("invalid_value", Name(prefix, "payload"),
+                 Name(prefix, "payload") + " has a number beyond what JSON numbers can carry "
+                 "(larger than about 1.8e308)");
+    }
     spec.payload = json::serialize(*p);
     if (spec.payload.size() > limits.payload_limit) {
       return Status::TooLarge("payload_too_large",

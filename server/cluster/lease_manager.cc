@@ -77,11 +77,13 @@ void LeaseManager::ExpireLocally() {
 
 bool LeaseManager::Renew(PgConnection& c) {
   const auto started = std::chrono::steady_clock::now();
-  if (!c.Exec("INSERT INTO tickwheel_nodes (node_id, expires_at) "
-              "VALUES ($1, now() + $2::bigint * interval '1 millisecond') "
-              "ON CONFLICT (node_id) DO UPDATE SET expires_at = excluded.expires_at",
-              {options_.node_id, Ms(options_.lease)})
-           .ok()) {
+  if (Status s = c.Exec("INSERT INTO tickwheel_nodes (node_id, expires_at) "
+                        "VALUES ($1, now() + $2::bigint * interval '1 millisecond') "
+                        "ON CONFLICT (node_id) DO UPDATE SET expires_at = excluded.expires_at",
+                        {options_.node_id, Ms(options_.lease)})
+                     .status();
+      !s.ok()) {
+    spdlog::warn("leases: heartbeat: {}", s.message());
     return false;
   }
   std::map<int, std::int64_t> mine;
@@ -95,9 +97,14 @@ bool LeaseManager::Renew(PgConnection& c) {
   if (!shards.empty()) {
     Result<PgResult> r = c.Exec(
         "UPDATE tickwheel_shard_leases SET expires_at = now() + $3::bigint * interval '1 millisecond' "
-        "WHERE owner = $1 AND shard = ANY($2::int[]) AND expires_at > now() RETURNING shard, epoch",
+        "WHERE shard IN (SELECT shard FROM tickwheel_shard_leases WHERE owner = $1 "
+        "AND shard = ANY($2::int[]) AND expires_at > now() ORDER BY shard FOR UPDATE) "
+        "RETURNING shard, epoch",
         {options_.node_id, PgBigintArray(AsInt64(shards)), Ms(options_.lease)});
-    if (!r.ok()) return false;
+    if (!r.ok()) {
+      spdlog::warn("leases: renewal: {}", r.status().message());
+      return false;
+    }
     std::map<int, std::int64_t> renewed;
     for (int i = 0; i < r->rows(); ++i) renewed[static_cast<int>(r->Int(i, 0))] = r->Int(i, 1);
     for (const auto& [shard, epoch] : mine) {
@@ -123,9 +130,10 @@ void LeaseManager::Release(PgConnection& c, const std::vector<int>& shards) {
     for (int s : shards) epochs.push_back(epochs_.count(s) ? epochs_[s] : -1);
   }
   (void)c.Exec(
-      "UPDATE tickwheel_shard_leases l SET owner = NULL, expires_at = 'epoch' "
-      "FROM unnest($2::int[], $3::bigint[]) AS m(shard, epoch) "
-      "WHERE l.shard = m.shard AND l.epoch = m.epoch AND l.owner = $1",
+      "UPDATE tickwheel_shard_leases SET owner = NULL, expires_at = 'epoch' "
+      "WHERE shard IN (SELECT l.shard FROM tickwheel_shard_leases l "
+      "JOIN unnest($2::int[], $3::bigint[]) AS m(shard, epoch) "
+      "ON l.shard = m.shard AND l.epoch = m.epoch WHERE l.owner = $1 ORDER BY l.shard FOR UPDATE OF l)",
       {options_.node_id, PgBigintArray(AsInt64(shards)), PgBigintArray(epochs)});
   {
     internal::MutexLock lock(mutex_);
@@ -138,7 +146,10 @@ void LeaseManager::Release(PgConnection& c, const std::vector<int>& shards) {
 
 bool LeaseManager::Rebalance(PgConnection& c) {
   Result<PgResult> live = c.Exec("SELECT count(*) FROM tickwheel_nodes WHERE expires_at > now()");
-  if (!live.ok()) return false;
+  if (!live.ok()) {
+    spdlog::warn("leases: counting nodes: {}", live.status().message());
+    return false;
+  }
   const std::int64_t nodes = std::max<std::int64_t>(1, live->Int(0, 0));
   const auto fair = static_cast<std::size_t>((shards_ + nodes - 1) / nodes);
   std::vector<int> owned_now = owned();
@@ -147,7 +158,10 @@ bool LeaseManager::Rebalance(PgConnection& c) {
                                 owned_now.end()));
     return true;
   }
-  if (owned_now.size() == fair) return true;
+  {
+    internal::MutexLock lock(mutex_);
+    if (owned_now.size() >= fair || !acquiring_) return true;
+  }
   const auto started = std::chrono::steady_clock::now();
   Result<PgResult> taken = c.Exec(
       "UPDATE tickwheel_shard_leases SET owner = $1, epoch = epoch + 1, "
@@ -156,7 +170,10 @@ bool LeaseManager::Rebalance(PgConnection& c) {
       "WHERE owner IS NULL OR expires_at < now() ORDER BY random() LIMIT $2 "
       "FOR UPDATE SKIP LOCKED) RETURNING shard, epoch",
       {options_.node_id, std::to_string(fair - owned_now.size()), Ms(options_.lease)});
-  if (!taken.ok()) return false;
+  if (!taken.ok()) {
+    spdlog::warn("leases: taking shards: {}", taken.status().message());
+    return false;
+  }
   if (taken->rows() == 0) return true;
   std::vector<int> acquired;
   {
@@ -177,6 +194,11 @@ bool LeaseManager::Rebalance(PgConnection& c) {
 bool LeaseManager::Round(PgConnection& c, bool renew) {
   if (renew && !Renew(c)) return false;
   return Rebalance(c);
+}
+
+void LeaseManager::StopAcquiring() {
+  internal::MutexLock lock(mutex_);
+  acquiring_ = false;
 }
 
 void LeaseManager::Loop() {
@@ -202,8 +224,7 @@ void LeaseManager::Loop() {
       if (Round(*conn_, renew_due)) {
         if (renew_due) last_renew = now;
       } else {
-        spdlog::warn("leases: the database could not be reached; leases hold until they expire");
-        conn_.reset();
+        conn_.reset();  // leases hold until they expire; the next round reconnects
       }
     }
     ExpireLocally();

@@ -61,6 +61,8 @@ class LeaseManager final : public ShardFence {
   void Start(int shards);
   // Looks for shards to take now (another node handed some over).
   void Nudge();
+  // Takes no more shards (the node is draining); renews and gives back.
+  void StopAcquiring();
   // Stops renewing. With `hand_over`, first tells `releasing` about every
   // owned shard, gives the leases back and leaves the live nodes, so the
   // others take over at once. Idempotent.
@@ -100,6 +102,7 @@ class LeaseManager final : public ShardFence {
   SteadyTime valid_until_ TW_GUARDED_BY(mutex_);
   bool stop_ TW_GUARDED_BY(mutex_) = false;
   bool nudged_ TW_GUARDED_BY(mutex_) = false;
+  bool acquiring_ TW_GUARDED_BY(mutex_) = true;
   bool stopped_ = false;  // Stop ran (owner thread only)
 
   std::atomic<std::uint64_t> renewals_{0};

@@ -33,7 +33,6 @@ void NotificationListener::Stop() {
 }
 
 void NotificationListener::Loop() {
-  bool connected_before = false;
   while (!stop_.load()) {
     Result<std::unique_ptr<PgConnection>> conn = PgConnection::Connect(postgres_);
     Status s = conn.ok() ? (*conn)->ExecScript("LISTEN " + std::string(kDueChannel) +
@@ -45,9 +44,9 @@ void NotificationListener::Loop() {
       poll(&wake, 1, 1000);
       continue;
     }
-    // Whatever was announced while no one listened: look again.
-    if (connected_before && callbacks_.resync) callbacks_.resync();
-    connected_before = true;
+    // Whatever was announced while no one listened (before the first
+    // LISTEN, or while the connection was down): look again.
+    if (callbacks_.resync) callbacks_.resync();
     PGconn* pg = (*conn)->raw();
     while (!stop_.load()) {
       pollfd fds[2] = {{PQsocket(pg), POLLIN, 0}, {wake_fd_, POLLIN, 0}};

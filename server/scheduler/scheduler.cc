@@ -212,8 +212,13 @@ std::uint64_t Scheduler::refills() const {
   return refills_;
 }
 
+std::uint64_t Scheduler::swept() const {
+  internal::MutexLock lock(mutex_);
+  return swept_;
+}
+
 bool Scheduler::Load(const std::vector<int>& shards, const DueEntry& from,
-                     std::int64_t to_ms) {
+                     std::int64_t to_ms, std::size_t* loaded) {
   std::size_t budget;
   {
     internal::MutexLock lock(mutex_);
@@ -244,6 +249,7 @@ bool Scheduler::Load(const std::vector<int>& shards, const DueEntry& from,
     }
     it->second.due_ms = e.due_ms;
     PlaceLocked(e.id, it->second, clock_.SteadyAt(e.due_ms));
+    if (loaded) ++*loaded;
   }
   return true;
 }
@@ -287,6 +293,16 @@ void Scheduler::Loop() {
       lock.Lock();
       continue;
     }
+    if (steady_now >= next_sweep_ && refills_ > 0 && room && !shards_.empty()) {
+      next_sweep_ = steady_now + kSweepEvery;
+      std::vector<int> shards(shards_.begin(), shards_.end());
+      lock.Unlock();
+      std::size_t found = 0;
+      Load(shards, BeforeAll(), now_ms - kSweepLagMs, &found);
+      lock.Lock();
+      swept_ += found;
+      continue;
+    }
     wheel_.Advance(steady_now, [&](std::string id) {
       mutex_.AssertHeld();  // Advance calls back under our lock
       auto it = entries_.find(id);
@@ -310,6 +326,7 @@ void Scheduler::Loop() {
       until = std::min(until, clock_.SteadyAt(window_end_.due_ms - window / 2));
     }
     if (!shards_to_load_.empty()) until = std::min(until, retry_load_at_);
+    if (room && !shards_.empty()) until = std::min(until, next_sweep_);
     if (auto next = wheel_.NextDeadline(); next && *next < until) until = *next;
     if (until <= steady_now) continue;
     sleeping_until_ = until;

@@ -91,6 +91,8 @@ class Scheduler {
   std::int64_t window_end_ms() const { return window_end().due_ms; }
   // Refills done (each loads from the window end to now + window).
   std::uint64_t refills() const;
+  // Timers the overdue sweep found not loaded (see Loop).
+  std::uint64_t swept() const;
 
  private:
   struct Entry {
@@ -105,9 +107,15 @@ class Scheduler {
   void Loop();
   // Loads `shards` from `from` to `to_ms`, up to the room under the cap.
   // False if the store could not be read (nothing was loaded).
-  bool Load(const std::vector<int>& shards, const DueEntry& from, std::int64_t to_ms)
-      TW_EXCLUDES(mutex_);
+  bool Load(const std::vector<int>& shards, const DueEntry& from, std::int64_t to_ms,
+            std::size_t* loaded = nullptr) TW_EXCLUDES(mutex_);
   static constexpr std::chrono::seconds kLoadRetryDelay{1};
+  // Every kSweepEvery the scheduler looks for timers overdue by more than
+  // kSweepLag that it has not loaded: none, unless a change was missed (in a
+  // cluster, an announcement lost on the way), which then fires late rather
+  // than never.
+  static constexpr std::chrono::seconds kSweepEvery{10};
+  static constexpr std::int64_t kSweepLagMs = 5'000;
   bool Owned(const std::string& id) const TW_REQUIRES(mutex_);
   bool InWindow(std::int64_t due_ms, const std::string& id) const TW_REQUIRES(mutex_);
   // Puts `entry` (not in flight) in the wheel at `deadline`.
@@ -133,6 +141,8 @@ class Scheduler {
   TimePoint sleeping_until_ TW_GUARDED_BY(mutex_) = TimePoint::max();
   TimePoint retry_load_at_ TW_GUARDED_BY(mutex_) = TimePoint::min();
   std::uint64_t refills_ TW_GUARDED_BY(mutex_) = 0;
+  std::uint64_t swept_ TW_GUARDED_BY(mutex_) = 0;
+  TimePoint next_sweep_ TW_GUARDED_BY(mutex_);
   bool stop_ TW_GUARDED_BY(mutex_) = false;
   std::thread thread_;
 };

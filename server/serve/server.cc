@@ -303,6 +303,7 @@ void Server::AppendGauges(std::string& out) const {
     AppendCounter(out, "tickwheel_cluster_leases_released_total", "Leases handed over.", leases_->released_leases());
     AppendCounter(out, "tickwheel_cluster_notices_total", "Announcements of other nodes' changes received.", notifications_->notices());
   }
+  AppendCounter(out, "tickwheel_timers_swept_total", "Overdue timers found not loaded by the sweep (a missed change; should stay 0).", scheduler_->swept());
   AppendCounter(out, "tickwheel_http_overloaded_total", "Requests and connections refused (503 or closed) over a limit.", http_->overloaded());
   store_->AppendMetrics(out);
 }
@@ -313,6 +314,7 @@ void Server::Drain(const std::function<bool()>& cut_short) {
   if (!http_) return;  // Start failed: the members' destructors stop what started
   api_->SetDraining();
   http_->StopAccepting();
+  if (leases_) leases_->StopAcquiring();
   // No new attempts; wait for those in flight to be written back.
   scheduler_->Stop();
   const auto deadline = std::chrono::steady_clock::now() + options_.drain_timeout;

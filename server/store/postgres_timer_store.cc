@@ -352,7 +352,7 @@ class PostgresTimerStore final : public TimerStore {
         "SELECT l.shard FROM tickwheel_shard_leases l "
         "JOIN unnest($1::int[], $2::bigint[]) AS m(shard, epoch) "
         "ON l.shard = m.shard AND l.epoch = m.epoch "
-        "WHERE l.owner = $3 AND l.expires_at > now() FOR SHARE OF l",
+        "WHERE l.owner = $3 AND l.expires_at > now() ORDER BY l.shard FOR SHARE OF l",
         {PgBigintArray(list), PgBigintArray(epochs), options_.node_id});
     if (!r.ok()) return r.status();
     for (int i = 0; i < r->rows(); ++i) valid.insert(static_cast<int>(r->Int(i, 0)));

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <charconv>
 
+#include <arpa/inet.h>
+
 namespace tickwheel::server {
 namespace {
 
@@ -20,6 +22,21 @@ std::string Lower(std::string_view s) {
 
 bool IsHostChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_';
+}
+
+// Dot-separated labels of 1..63 characters, not starting or ending with
+// '-', 253 characters at most (RFC 1123); a trailing dot is not accepted.
+bool IsDnsName(std::string_view host) {
+  if (host.empty() || host.size() > 253) return false;
+  for (std::size_t start = 0;;) {
+    const std::size_t dot = host.find('.', start);
+    const std::string_view label = host.substr(start, dot - start);
+    if (label.empty() || label.size() > 63 || label.front() == '-' || label.back() == '-') {
+      return false;
+    }
+    if (dot == std::string_view::npos) return true;
+    start = dot + 1;
+  }
 }
 
 }  // namespace
@@ -66,11 +83,12 @@ Result<HttpUrl> ParseHttpUrl(std::string_view url) {
       port = after.substr(1);
       if (port.empty()) return Bad("bad port in URL");
     }
-    if (host.empty()) return Bad("no host in URL");
-    for (char c : host) {
-      if (!(std::isxdigit(static_cast<unsigned char>(c)) || c == ':' || c == '.')) {
-        return Bad("bad character in the URL's IPv6 host");
-      }
+    unsigned char address[16];
+    const bool v6_chars = std::all_of(host.begin(), host.end(), [](char c) {
+      return std::isxdigit(static_cast<unsigned char>(c)) || c == ':' || c == '.';
+    });
+    if (!v6_chars || inet_pton(AF_INET6, std::string(host).c_str(), address) != 1) {
+      return Bad("the URL's host is not an IPv6 address");
     }
   } else {
     if (const std::size_t port_colon = authority.rfind(':');
@@ -83,6 +101,7 @@ Result<HttpUrl> ParseHttpUrl(std::string_view url) {
     if (!std::all_of(host.begin(), host.end(), IsHostChar)) {
       return Bad("bad character in the URL's host");
     }
+    if (!IsDnsName(host)) return Bad("the URL's host is not a host name (empty or long labels)");
   }
   if (!port.empty()) {
     int n = 0;
@@ -98,6 +117,9 @@ Result<HttpUrl> ParseHttpUrl(std::string_view url) {
   for (char c : out.target) {
     if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) {
       return Bad("spaces or control characters in the URL's path");
+    }
+    if (static_cast<unsigned char>(c) >= 0x80) {
+      return Bad("characters outside ASCII in the URL's path: percent-encode them");
     }
   }
   out.host = Lower(host);

@@ -8,6 +8,8 @@
 #include <sstream>
 
 #include "server_test_util.h"
+#include "support/postgres_server.h"
+#include "support/standard_webhooks.h"
 #include "support/test_pki.h"
 
 namespace tickwheel::testing {
@@ -255,6 +257,52 @@ TEST(ServeAccessFlagsTest, RefusesToListenOutsideLoopbackWithoutTokensOrWithBadF
   }
   EXPECT_NE(open.log().find("no --auth-token-file"), std::string::npos) << open.log();
   EXPECT_EQ(open.Terminate(), 0);
+}
+
+}  // namespace
+}  // namespace tickwheel::testing
+
+namespace tickwheel::testing {
+namespace {
+
+// The same access rules, signatures and SSRF guard on a cluster node (the
+// store is PostgreSQL; none of this depends on it), and the password of
+// --postgres kept out of the log.
+TEST(ClusterAccessTest, TokensSignaturesAndTheSsrfGuardHoldOnAClusterNode) {
+  TempDir dir;
+  PostgresServer postgres;
+  ASSERT_TRUE(postgres.ok()) << postgres.log();
+  const std::string secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+  WriteFile(dir.path() + "/tokens", std::string("admin ") + kAdmin + "\nread " + kRead + "\n");
+  WriteFile(dir.path() + "/secrets", secret + "\n");
+  // Trust authentication: the password is not checked, only carried.
+  std::string url = postgres.url();
+  url.replace(url.find("postgres@"), 9, "postgres:hunter2-not-logged@");
+  WebhookReceiver receiver;
+  ServerProcess node(Binary(), dir.path() + "/node",
+                     {"--postgres", url, "--node-id", "n1", "--shards", "8", "--lease", "2s",
+                      "--auth-token-file", dir.path() + "/tokens", "--webhook-secret-file",
+                      dir.path() + "/secrets", "--target-deny", "10.0.0.0/8"});
+  ASSERT_TRUE(node.Start());
+  {
+    BlockingHttpClient admin(node.address(), BlockingHttpClientOptions{std::chrono::seconds(30), kAdmin});
+    BlockingHttpClient reader(node.address(), BlockingHttpClientOptions{std::chrono::seconds(30), kRead});
+    BlockingHttpClient none(node.address());
+    EXPECT_EQ(none.Call("GET", "/v1/timers/x").status, 401);
+    EXPECT_EQ(reader.Call("POST", "/v1/timers", TimerBody("c-1", 0, receiver.url())).status, 403);
+    EXPECT_EQ(ErrorCode(Call(admin, "POST", "/v1/timers", TimerBody("c-2", 0, "http://10.1.1.1/x"))),
+              "target_denied");
+    JsonCall created = Call(admin, "POST", "/v1/timers", TimerBody("c-1", 0, receiver.url()));
+    ASSERT_EQ(created.status, 201) << created.raw;
+    ASSERT_TRUE(receiver.WaitFor(1, std::chrono::seconds(30)));
+    const Delivery d = receiver.deliveries().front();
+    EXPECT_EQ(d.id, "c-1");
+    std::string why;
+    EXPECT_TRUE(VerifyStandardWebhook(secret, d.headers, d.body, &why)) << why;
+    EXPECT_EQ(Call(reader, "GET", "/v1/whoami").body.at("role").as_string(), "read");
+  }
+  EXPECT_EQ(node.log().find("hunter2-not-logged"), std::string::npos) << node.log();
+  EXPECT_EQ(node.Terminate(), 0) << node.log();
 }
 
 }  // namespace

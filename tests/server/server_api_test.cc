@@ -5,41 +5,61 @@
 #include <set>
 
 #include "server_test_util.h"
+#include "support/postgres_server.h"
 
 namespace tickwheel::testing {
 namespace {
 
 using server::BlockingHttpClient;
 
-class ServerApiTest : public ::testing::Test {
+// The same suite runs against the embedded store and against a cluster node
+// on PostgreSQL: same answers, same guarantees.
+enum class Backend { kEmbedded, kCluster };
+
+class ServerApiTest : public ::testing::TestWithParam<Backend> {
  protected:
   static void SetUpTestSuite() {
     dir_ = new TempDir();
     receiver_ = new WebhookReceiver();
-    server_ = new ServerProcess(Binary(), dir_->path() + "/data",
-                                {"--horizon", "1d", "--payload-limit", "1024",
-                                 "--max-batch", "10", "--body-limit", "65536"});
-    ASSERT_TRUE(server_->Start());
+    const std::vector<std::string> args = {"--horizon", "1d", "--payload-limit", "1024",
+                                           "--max-batch", "10", "--body-limit", "65536"};
+    embedded_ = new ServerProcess(Binary(), dir_->path() + "/data", args);
+    ASSERT_TRUE(embedded_->Start());
+    postgres_ = new PostgresServer();
+    ASSERT_TRUE(postgres_->ok()) << postgres_->log();
+    std::vector<std::string> cluster_args = args;
+    cluster_args.insert(cluster_args.end(), {"--postgres", postgres_->url(), "--shards", "8"});
+    node_ = new ServerProcess(Binary(), dir_->path() + "/unused", cluster_args);
+    ASSERT_TRUE(node_->Start());
   }
   static void TearDownTestSuite() {
-    EXPECT_EQ(server_->Terminate(), 0) << server_->log();
-    delete server_;
+    EXPECT_EQ(embedded_->Terminate(), 0) << embedded_->log();
+    EXPECT_EQ(node_->Terminate(), 0) << node_->log();
+    delete embedded_;
+    delete node_;
+    delete postgres_;
     delete receiver_;
     delete dir_;
   }
 
-  BlockingHttpClient client_{server_->address()};
+  static ServerProcess& server() { return GetParam() == Backend::kEmbedded ? *embedded_ : *node_; }
+
+  BlockingHttpClient client_{server().address()};
   std::string url_ = receiver_->url();
 
   static TempDir* dir_;
   static WebhookReceiver* receiver_;
-  static ServerProcess* server_;
+  static ServerProcess* embedded_;
+  static PostgresServer* postgres_;
+  static ServerProcess* node_;
 };
 TempDir* ServerApiTest::dir_;
 WebhookReceiver* ServerApiTest::receiver_;
-ServerProcess* ServerApiTest::server_;
+ServerProcess* ServerApiTest::embedded_;
+PostgresServer* ServerApiTest::postgres_;
+ServerProcess* ServerApiTest::node_;
 
-TEST_F(ServerApiTest, CreateAnswers201AndGetShowsThePendingTimer) {
+TEST_P(ServerApiTest, CreateAnswers201AndGetShowsThePendingTimer) {
   const std::int64_t before = WallMs();
   JsonCall c = Call(client_, "POST", "/v1/timers",
                     TimerBody("create-1", 60'000, url_, R"("payload":{"order":7})"));
@@ -54,7 +74,7 @@ TEST_F(ServerApiTest, CreateAnswers201AndGetShowsThePendingTimer) {
   EXPECT_EQ(g.body.at("target").at("url").as_string(), url_);
 }
 
-TEST_F(ServerApiTest, CreateWithoutIdGeneratesOne) {
+TEST_P(ServerApiTest, CreateWithoutIdGeneratesOne) {
   JsonCall c = Call(client_, "POST", "/v1/timers", TimerBody("", 60'000, url_));
   ASSERT_EQ(c.status, 201) << c.raw;
   const std::string id(c.body.at("id").as_string());
@@ -62,7 +82,7 @@ TEST_F(ServerApiTest, CreateWithoutIdGeneratesOne) {
   EXPECT_EQ(Call(client_, "GET", "/v1/timers/" + id).status, 200);
 }
 
-TEST_F(ServerApiTest, CreateIsIdempotentBySameIdAndBody) {
+TEST_P(ServerApiTest, CreateIsIdempotentBySameIdAndBody) {
   const std::string body = TimerBody("idem-1", 60'000, url_, R"("payload":[1,2])");
   ASSERT_EQ(Call(client_, "POST", "/v1/timers", body).status, 201);
   JsonCall again = Call(client_, "POST", "/v1/timers", body);
@@ -77,7 +97,7 @@ TEST_F(ServerApiTest, CreateIsIdempotentBySameIdAndBody) {
 
 // The same create with its keys in another order, or other spacing, is the
 // same request.
-TEST_F(ServerApiTest, ARepeatedCreateMatchesWhateverItsKeyOrder) {
+TEST_P(ServerApiTest, ARepeatedCreateMatchesWhateverItsKeyOrder) {
   const std::string body = R"({"id":"order-1","delay_ms":60000,"target":{"url":")" + url_ +
                            R"("},"payload":{"a":1,"b":[1,2]}})";
   const std::string reordered = R"({ "payload": {"b": [1, 2], "a": 1}, "target": {"url": ")" +
@@ -89,7 +109,7 @@ TEST_F(ServerApiTest, ARepeatedCreateMatchesWhateverItsKeyOrder) {
 
 // Generated ids are 128 random bits; a generated create never replaces a
 // timer (it checks, as every create does).
-TEST_F(ServerApiTest, GeneratedIdsAreDistinct128BitHex) {
+TEST_P(ServerApiTest, GeneratedIdsAreDistinct128BitHex) {
   std::set<std::string> ids;
   std::string batch = "{\"timers\":[";
   for (int i = 0; i < 10; ++i) batch += (i ? "," : "") + TimerBody("", 60'000, url_);
@@ -103,14 +123,14 @@ TEST_F(ServerApiTest, GeneratedIdsAreDistinct128BitHex) {
   }
 }
 
-TEST_F(ServerApiTest, TheUrlSchemeIsCaseInsensitive) {
+TEST_P(ServerApiTest, TheUrlSchemeIsCaseInsensitive) {
   std::string upper = url_;
   upper.replace(0, 4, "HTTP");
   JsonCall c = Call(client_, "POST", "/v1/timers", TimerBody("scheme-1", 60'000, upper));
   EXPECT_EQ(c.status, 201) << c.raw;
 }
 
-TEST_F(ServerApiTest, RescheduleMovesAPendingTimerOnly) {
+TEST_P(ServerApiTest, RescheduleMovesAPendingTimerOnly) {
   ASSERT_EQ(Call(client_, "POST", "/v1/timers", TimerBody("resched-1", 60'000, url_)).status, 201);
   const std::int64_t before = WallMs();
   JsonCall r = Call(client_, "PATCH", "/v1/timers/resched-1", R"({"delay_ms": 120000})");
@@ -130,7 +150,7 @@ TEST_F(ServerApiTest, RescheduleMovesAPendingTimerOnly) {
   EXPECT_EQ(ErrorField(bad), "delay");
 }
 
-TEST_F(ServerApiTest, CancelIsIdempotentAndRefusedOnceDelivered) {
+TEST_P(ServerApiTest, CancelIsIdempotentAndRefusedOnceDelivered) {
   ASSERT_EQ(Call(client_, "POST", "/v1/timers", TimerBody("cancel-1", 60'000, url_)).status, 201);
   JsonCall c = Call(client_, "DELETE", "/v1/timers/cancel-1");
   ASSERT_EQ(c.status, 200) << c.raw;
@@ -149,7 +169,7 @@ TEST_F(ServerApiTest, CancelIsIdempotentAndRefusedOnceDelivered) {
   EXPECT_EQ(late.status, 409) << late.raw;
 }
 
-TEST_F(ServerApiTest, BatchCreatesAllOrNothing) {
+TEST_P(ServerApiTest, BatchCreatesAllOrNothing) {
   JsonCall ok = Call(client_, "POST", "/v1/timers:batch",
                      "{\"timers\":[" + TimerBody("batch-1", 60'000, url_) + "," +
                          TimerBody("batch-2", 60'000, url_) + "," +
@@ -181,7 +201,7 @@ TEST_F(ServerApiTest, BatchCreatesAllOrNothing) {
   EXPECT_FALSE(repeat.body.at("timers").as_array().at(0).at("created").as_bool());
 }
 
-TEST_F(ServerApiTest, ListsTimersByStateWithPaging) {
+TEST_P(ServerApiTest, ListsTimersByStateWithPaging) {
   for (int i = 0; i < 5; ++i) {
     const std::string id = "list-" + std::to_string(i);
     ASSERT_EQ(Call(client_, "POST", "/v1/timers", TimerBody(id, 60'000, url_)).status, 201);
@@ -216,7 +236,7 @@ struct BadInput {
   const char* field;
 };
 
-TEST_F(ServerApiTest, BadInputIsRejectedWithTheFieldNamedAndNothingStored) {
+TEST_P(ServerApiTest, BadInputIsRejectedWithTheFieldNamedAndNothingStored) {
   const std::string u = url_;
   const std::string t = ",\"target\":{\"url\":\"" + u + "\"}";
   const std::string big(2000, 'x');
@@ -262,7 +282,7 @@ TEST_F(ServerApiTest, BadInputIsRejectedWithTheFieldNamedAndNothingStored) {
   EXPECT_EQ(list.raw.find("bad-"), std::string::npos);
 }
 
-TEST_F(ServerApiTest, OversizedBatchesAndBodiesAreRejected) {
+TEST_P(ServerApiTest, OversizedBatchesAndBodiesAreRejected) {
   std::string timers;
   for (int i = 0; i < 11; ++i) timers += (i ? "," : "") + TimerBody("over-" + std::to_string(i), 1000, url_);
   JsonCall r = Call(client_, "POST", "/v1/timers:batch", "{\"timers\":[" + timers + "]}");
@@ -275,7 +295,7 @@ TEST_F(ServerApiTest, OversizedBatchesAndBodiesAreRejected) {
   EXPECT_EQ(Call(client_, "POST", "/v1/timers:batch", R"({"timers":[]})").status, 400);
 }
 
-TEST_F(ServerApiTest, UnknownRoutesAre404AndWrongMethods405) {
+TEST_P(ServerApiTest, UnknownRoutesAre404AndWrongMethods405) {
   EXPECT_EQ(Call(client_, "GET", "/v2/timers").status, 404);
   EXPECT_EQ(Call(client_, "GET", "/").status, 404);
   JsonCall m = Call(client_, "PUT", "/v1/timers");
@@ -287,7 +307,7 @@ TEST_F(ServerApiTest, UnknownRoutesAre404AndWrongMethods405) {
   EXPECT_EQ(ErrorField(Call(client_, "GET", "/v1/timers/bad%20id")), "id");
 }
 
-TEST_F(ServerApiTest, HealthzAndMetricsAnswer) {
+TEST_P(ServerApiTest, HealthzAndMetricsAnswer) {
   JsonCall h = Call(client_, "GET", "/healthz");
   EXPECT_EQ(h.status, 200);
   EXPECT_EQ(h.body.at("status").as_string(), "ok");
@@ -304,6 +324,12 @@ TEST_F(ServerApiTest, HealthzAndMetricsAnswer) {
   }
   EXPECT_GE(Metric(client_, "tickwheel_timers_created_total"), 0);
 }
+
+INSTANTIATE_TEST_SUITE_P(Stores, ServerApiTest,
+                         ::testing::Values(Backend::kEmbedded, Backend::kCluster),
+                         [](const ::testing::TestParamInfo<Backend>& info) {
+                           return info.param == Backend::kEmbedded ? "Embedded" : "Cluster";
+                         });
 
 }  // namespace
 }  // namespace tickwheel::testing

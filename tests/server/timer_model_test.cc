@@ -127,7 +127,9 @@ TEST(HttpUrlTest, RefusesWhatIsNotAWebhookUrlSayingWhy) {
   ASSERT_FALSE(ftp.ok());
   EXPECT_EQ(ftp.status().reason(), "unsupported_target");
   for (const char* bad : {"http://h:99999/", "http://h:0/", "http://user@h/", "http://h/a b",
-                          "h:80/x", "http:///x", "http://[::1/", "http://h:8x/", "http://h:/"}) {
+                          "h:80/x", "http:///x", "http://[::1/", "http://h:8x/", "http://h:/",
+                          "http://../", "http://[:]/", "http://h/caf\xc3\xa9", "http://a..b/",
+                          "http://-a.b/"}) {
     Result<HttpUrl> r = ParseHttpUrl(bad);
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_EQ(r.status().reason(), "invalid_value") << bad;

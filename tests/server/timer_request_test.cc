@@ -77,6 +77,26 @@ TEST(TimerRequestTest, ARepeatedCreateMatchesALegacyRecordByItsContent) {
   EXPECT_FALSE(SameCreate(legacy, *spec));
 }
 
+// A number beyond what a double holds would be stored as "Infinity".
+TEST(TimerRequestTest, APayloadNumberBeyondJsonsRangeIsRefused) {
+  Result<TimerSpec> r = Spec(R"({"delay_ms":1,"payload":{"amount":1e400},"target":{"url":"http://h/"}})");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().field(), "payload");
+  EXPECT_TRUE(Spec(R"({"delay_ms":1,"payload":{"amount":1e300},"target":{"url":"http://h/"}})").ok());
+}
+
+// Error messages quote what the client sent; the body stays valid JSON.
+TEST(TimerRequestTest, ErrorBodiesAreJsonWhateverBytesTheyQuote) {
+  for (const std::string query : {std::string("state=\xff"), std::string("state=%FF"),
+                                  "state=" + std::string(63, 'a') + "\xc3\xa9"}) {
+    Result<ListQuery> q = ParseListQuery(query);
+    ASSERT_FALSE(q.ok());
+    boost::system::error_code ec;
+    json::parse(ErrorJson(q.status()), ec);
+    EXPECT_FALSE(ec) << ErrorJson(q.status());
+  }
+}
+
 TEST(TimerRequestTest, BatchNamesTheIndexOfTheBadTimerAndDuplicateIds) {
   Result<std::vector<TimerSpec>> r = ParseBatch(
       json::parse(R"({"timers":[{"delay_ms":1,"target":{"url":"http://h/"}},
