@@ -271,7 +271,9 @@ json::object TickwheelHerdVariant(const Options& o, TempDir& dir, testing::TestP
     args.push_back("--webhook-secret-file");
     args.push_back(dir.path() + "/secrets");
   }
-  ServerProcess server(o.binary, dir.path() + "/herd-" + name, args);
+  static int run = 0;  // a fresh store each run
+  const std::string data = dir.path() + "/herd-" + name + "-" + std::to_string(++run);
+  ServerProcess server(o.binary, data, args);
   if (!server.Start()) std::exit(1);
   const std::int64_t t0 = NowMs() + 5000;
   CreateBatches(server, "h", o.herd, 10'000, 2,
@@ -307,6 +309,7 @@ json::object TickwheelHerdVariant(const Options& o, TempDir& dir, testing::TestP
                                       : 0;
   }
   server.Terminate();
+  std::filesystem::remove_all(data);
   return r;
 }
 
