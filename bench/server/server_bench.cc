@@ -189,7 +189,7 @@ struct Options {
   std::uint64_t herd = 100'000;
   std::vector<std::uint64_t> backlogs = {1'000'000, 10'000'000};
   double single_seconds = 10;
-  int security_rounds = 3;
+  int security_rounds = 5;
 };
 
 json::object TickwheelBatchCreates(const Options& o, TempDir& dir) {
@@ -314,34 +314,60 @@ json::object TickwheelHerdVariant(const Options& o, TempDir& dir, testing::TestP
 }
 
 // The four variants: http, http signed, https, https signed, run in
-// `o.security_rounds` interleaved rounds (the machine is shared: a burst of
-// someone else's work hits one round, not one variant); each variant's
-// result is its median round, with every round's deliveries/s beside it.
+// `o.security_rounds` interleaved rounds, each in a rotated order (the
+// machine is shared: a burst of someone else's work hits one round, not
+// one variant). Each variant's
+// result is its median round, with every round's deliveries/s and server
+// CPU per delivery beside it, and its ratio to plain HTTP taken round by
+// round (against the plain HTTP run of the same round), median of those.
 json::array TickwheelHerdSecurity(const Options& o, TempDir& dir) {
   testing::TestPki pki(dir.path());
   const testing::CertFiles cert = pki.Issue("receiver", {"IP:127.0.0.1"});
   std::vector<std::vector<json::object>> runs(4);
+  auto cpu_us = [&](const json::object& r) {
+    const double span = static_cast<double>(r.at("lateness").at("first_to_last_ms").as_int64()) / 1000.0;
+    return r.at("server_cpu_pct").as_double() / 100.0 * span * 1e6 / static_cast<double>(o.herd);
+  };
   for (int round = 0; round < o.security_rounds; ++round) {
-    for (int v = 0; v < 4; ++v) {
+    // Each round starts with another variant, so that none always runs
+    // first (or last) when the machine's load drifts.
+    for (int k = 0; k < 4; ++k) {
+      const int v = (round + k) % 4;
       const bool tls = v >= 2, sign = v % 2 == 1;
       std::fprintf(stderr, "tickwheel: herd over %s%s (round %d of %d)\n", tls ? "https" : "http",
                    sign ? ", signed" : "", round + 1, o.security_rounds);
-      runs[v].push_back(TickwheelHerdVariant(o, dir, pki, cert, tls, sign));
+      json::object r = TickwheelHerdVariant(o, dir, pki, cert, tls, sign);
+      r["server_cpu_us_per_delivery"] = cpu_us(r);
+      runs[v].push_back(std::move(r));
     }
   }
+  auto median = [](std::vector<double> x) {
+    std::sort(x.begin(), x.end());
+    return x[x.size() / 2];
+  };
   json::array variants;
-  for (auto& list : runs) {
-    json::array rates;
-    for (const json::object& r : list) rates.push_back(r.at("per_s"));
-    std::sort(list.begin(), list.end(), [](const json::object& a, const json::object& b) {
+  for (std::size_t v = 0; v < runs.size(); ++v) {
+    json::array rates, cpus;
+    std::vector<double> ratios, cpu_ratios;
+    for (std::size_t round = 0; round < runs[v].size(); ++round) {
+      const json::object& r = runs[v][round];
+      const json::object& plain = runs[0][round];
+      rates.push_back(r.at("per_s"));
+      cpus.push_back(r.at("server_cpu_us_per_delivery"));
+      ratios.push_back(r.at("per_s").as_double() / plain.at("per_s").as_double());
+      cpu_ratios.push_back(r.at("server_cpu_us_per_delivery").as_double() /
+                           plain.at("server_cpu_us_per_delivery").as_double());
+    }
+    std::vector<json::object> sorted = runs[v];
+    std::sort(sorted.begin(), sorted.end(), [](const json::object& a, const json::object& b) {
       return a.at("per_s").as_double() < b.at("per_s").as_double();
     });
-    json::object median = list[list.size() / 2];
-    median["per_s_rounds"] = std::move(rates);
-    const double span = static_cast<double>(median["lateness"].at("first_to_last_ms").as_int64()) / 1000.0;
-    median["server_cpu_us_per_delivery"] =
-        median["server_cpu_pct"].as_double() / 100.0 * span * 1e6 / static_cast<double>(o.herd);
-    variants.push_back(std::move(median));
+    json::object out = sorted[sorted.size() / 2];
+    out["per_s_rounds"] = std::move(rates);
+    out["server_cpu_us_rounds"] = std::move(cpus);
+    out["ratio_to_http"] = median(ratios);
+    out["cpu_ratio_to_http"] = median(cpu_ratios);
+    variants.push_back(std::move(out));
   }
   return variants;
 }

@@ -4,6 +4,7 @@
 #include <openssl/evp.h>
 #include <openssl/params.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -23,6 +24,20 @@ void WebhookSigner::Free::operator()(Keyed* k) const {
 }
 
 namespace {
+
+std::atomic<std::uint64_t> next_signer_id{1};
+
+// This thread's copies of one signer's keyed states.
+struct ThreadStates {
+  std::uint64_t signer = 0;
+  std::vector<EVP_MAC_CTX*> contexts;
+  void Clear() {
+    for (EVP_MAC_CTX* c : contexts) EVP_MAC_CTX_free(c);
+    contexts.clear();
+    signer = 0;
+  }
+  ~ThreadStates() { Clear(); }
+};
 
 EVP_MAC* HmacAlgorithm() {
   static EVP_MAC* const kHmac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
@@ -53,6 +68,7 @@ Result<WebhookSigner> WebhookSigner::FromLines(const std::vector<std::string>& l
                                                const std::string& source) {
   constexpr std::string_view kPrefix = "whsec_";
   WebhookSigner signer;
+  signer.id_ = next_signer_id.fetch_add(1);
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const std::string line = Trim(lines[i]);
     if (line.empty() || line[0] == '#') continue;
@@ -87,13 +103,21 @@ Result<WebhookSigner> WebhookSigner::FromLines(const std::vector<std::string>& l
 
 std::string WebhookSigner::Sign(std::string_view id, std::int64_t unix_seconds,
                                 std::string_view body) const {
+  thread_local ThreadStates states;
+  if (states.signer != id_) {
+    states.Clear();
+    for (const std::shared_ptr<Keyed>& keyed : keyed_) {
+      states.contexts.push_back(EVP_MAC_CTX_dup(keyed->ctx));
+    }
+    states.signer = id_;
+  }
   const std::string timestamp = std::to_string(unix_seconds);
   std::string out;
   out.reserve(keyed_.size() * 48);
-  for (const std::shared_ptr<Keyed>& keyed : keyed_) {
+  for (EVP_MAC_CTX* ctx : states.contexts) {
     unsigned char mac[EVP_MAX_MD_SIZE];
     std::size_t length = 0;
-    EVP_MAC_CTX* ctx = EVP_MAC_CTX_dup(keyed->ctx);
+    EVP_MAC_init(ctx, nullptr, 0, nullptr);  // back to the keyed state
     auto update = [ctx](std::string_view part) {
       EVP_MAC_update(ctx, reinterpret_cast<const unsigned char*>(part.data()), part.size());
     };
@@ -103,7 +127,6 @@ std::string WebhookSigner::Sign(std::string_view id, std::int64_t unix_seconds,
     update(".");
     update(body);
     EVP_MAC_final(ctx, mac, &length, sizeof mac);
-    EVP_MAC_CTX_free(ctx);
     if (!out.empty()) out += ' ';
     out += "v1,";
     out += Base64Encode(std::string_view(reinterpret_cast<const char*>(mac), length));
