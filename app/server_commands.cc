@@ -2,8 +2,11 @@
 
 #include <CLI/CLI.hpp>
 #include <boost/json.hpp>
+#include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
+#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -90,6 +93,24 @@ void PrintTimer(const json::object& t) {
   std::printf("target:     %s\n", Target(t).c_str());
   std::printf("payload:    %s\n", Str(t, "payload").c_str());
   if (t.contains("last_error")) std::printf("last error: %s\n", Str(t, "last_error").c_str());
+  if (const json::value* log = t.if_contains("attempt_log"); log && log->is_array()) {
+    const bool nats = t.at("target").as_object().contains("nats");
+    const json::array& entries = log->as_array();
+    std::printf("last %zu attempt%s:\n", entries.size(), entries.size() == 1 ? "" : "s");
+    for (const json::value& v : entries) {
+      const json::object& a = v.as_object();
+      std::string outcome;
+      if (a.contains("status")) outcome = "HTTP " + Str(a, "status");
+      if (a.contains("error")) {
+        if (!a.contains("status")) outcome = Str(a, "error");
+      } else if (!a.contains("status")) {
+        outcome = nats ? "acknowledged by JetStream" : "delivered";
+      }
+      std::printf("  %s  %6s ms  %s\n",
+                  FormatTime(a.at("started_ms").as_int64()).substr(0, 23).c_str(),
+                  Str(a, "duration_ms").c_str(), outcome.c_str());
+    }
+  }
 }
 
 // Timers as a table, for people.
@@ -214,9 +235,43 @@ void AddServe(CLI::App& app, int& exit_code) {
                   "delete delivered and cancelled timers this long after they finished "
                   "(0s: keep them)")
       ->capture_default_str()->check(DurationCheck());
-  cmd->add_option("--log-level", options->log_level, "trace, debug, info, warn, error")
+  cmd->add_option("--log-level", options->log_level,
+                  "trace, debug (adds a line per delivery attempt), info, warn, error")
       ->capture_default_str()
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+  // Access.
+  cmd->add_option("--auth-token-file", options->auth_token_file,
+                  "API tokens, one \"ROLE TOKEN\" a line (ROLE: admin or read); without it "
+                  "the server listens on loopback only")
+      ->check(CLI::ExistingFile);
+  cmd->add_flag("--metrics-auth", options->metrics_auth,
+                "/metrics needs a token too (read or admin)");
+  cmd->add_flag("--allow-unauthenticated", options->allow_unauthenticated,
+                "listen on a non-loopback address without --auth-token-file (something in "
+                "front must authenticate)");
+  cmd->add_option("--tls-cert", options->tls_cert,
+                  "PEM certificate chain: serve the API over HTTPS (with --tls-key)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--tls-key", options->tls_key, "PEM private key of --tls-cert")
+      ->check(CLI::ExistingFile);
+  // Delivery security.
+  cmd->add_option("--ca-file", options->ca_file,
+                  "PEM CA certificates trusted for https:// targets besides the system's")
+      ->check(CLI::ExistingFile);
+  cmd->add_flag("--insecure-skip-verify", options->insecure_skip_verify,
+                "TESTS ONLY: do not check the certificates of https:// targets");
+  cmd->add_option("--webhook-secret-file", options->webhook_secret_file,
+                  "sign deliveries (Standard Webhooks): one whsec_<base64> secret a line, "
+                  "each signs (rotation)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--target-allow", options->target_allow,
+                  "SSRF guard: only these CIDRs and host names (*.example.com) may be targets "
+                  "(repeat or separate with commas)")
+      ->delimiter(',');
+  cmd->add_option("--target-deny", options->target_deny,
+                  "SSRF guard: these CIDRs and host names may not be targets (link-local and "
+                  "169.254.169.254 never may, unless allowed)")
+      ->delimiter(',');
   cmd->callback([options, flags, data_dir, &exit_code] {
     options->data_dir_given = data_dir->count() > 0;
     options->lease = Ms((*flags)["lease"]);
@@ -243,14 +298,46 @@ void AddServe(CLI::App& app, int& exit_code) {
 struct ClientFlags {
   std::string server = "127.0.0.1:8080";
   bool json = false;
+  std::string token_file;
+  std::string ca_file;
+
+  // A client for --server with the token (--token-file, else
+  // $TICKWHEEL_TOKEN) and --ca-file; null, saying why, if the token
+  // cannot be read.
+  std::unique_ptr<BlockingHttpClient> Client() const {
+    server::BlockingHttpClientOptions options;
+    options.ca_file = ca_file;
+    if (!token_file.empty()) {
+      std::ifstream in(token_file);
+      std::getline(in, options.bearer_token);
+      while (!options.bearer_token.empty() &&
+             std::isspace(static_cast<unsigned char>(options.bearer_token.back()))) {
+        options.bearer_token.pop_back();
+      }
+      if (!in && options.bearer_token.empty()) {
+        std::fprintf(stderr, "tickwheel: --token-file %s: cannot read a token from it\n",
+                     token_file.c_str());
+        return nullptr;
+      }
+    } else if (const char* env = std::getenv("TICKWHEEL_TOKEN")) {
+      options.bearer_token = env;
+    }
+    return std::make_unique<BlockingHttpClient>(server, std::move(options));
+  }
 };
 
 void AddClientCommands(CLI::App& app, int& exit_code) {
   auto common = std::make_shared<ClientFlags>();
   auto server_flag = [common](CLI::App* cmd) {
-    cmd->add_option("--server", common->server, "the server's host:port")
+    cmd->add_option("--server", common->server,
+                    "the server: host:port, or https://host:port for a server with --tls-cert")
         ->capture_default_str();
     cmd->add_flag("--json", common->json, "print the server's JSON answer as is");
+    cmd->add_option("--token-file", common->token_file,
+                    "a file holding the API token (default: $TICKWHEEL_TOKEN)")
+        ->check(CLI::ExistingFile);
+    cmd->add_option("--ca-file", common->ca_file,
+                    "PEM CA certificates trusted for an https:// --server");
   };
 
   struct AddFlags {
@@ -303,8 +390,9 @@ void AddClientCommands(CLI::App& app, int& exit_code) {
       body["payload"] = std::move(payload);
     }
     if (add->max_attempts > 0) body["retry"] = json::object{{"max_attempts", add->max_attempts}};
-    BlockingHttpClient client(common->server);
-    exit_code = Report(client.Call("POST", "/v1/timers", json::serialize(body)),
+    auto client = common->Client();
+    if (!client) return void(exit_code = 2);
+    exit_code = Report(client->Call("POST", "/v1/timers", json::serialize(body)),
                        common->json ? Output::kJson : Output::kTimer);
   });
 
@@ -313,8 +401,9 @@ void AddClientCommands(CLI::App& app, int& exit_code) {
   server_flag(get_cmd);
   get_cmd->add_option("id", *id, "the timer's id")->required();
   get_cmd->callback([id, common, &exit_code] {
-    BlockingHttpClient client(common->server);
-    exit_code = Report(client.Call("GET", "/v1/timers/" + *id),
+    auto client = common->Client();
+    if (!client) return void(exit_code = 2);
+    exit_code = Report(client->Call("GET", "/v1/timers/" + *id),
                        common->json ? Output::kJson : Output::kTimer);
   });
 
@@ -323,8 +412,9 @@ void AddClientCommands(CLI::App& app, int& exit_code) {
   server_flag(cancel_cmd);
   cancel_cmd->add_option("id", *cancel_id, "the timer's id")->required();
   cancel_cmd->callback([cancel_id, common, &exit_code] {
-    BlockingHttpClient client(common->server);
-    exit_code = Report(client.Call("DELETE", "/v1/timers/" + *cancel_id),
+    auto client = common->Client();
+    if (!client) return void(exit_code = 2);
+    exit_code = Report(client->Call("DELETE", "/v1/timers/" + *cancel_id),
                        common->json ? Output::kJson : Output::kTimer);
   });
 
@@ -343,8 +433,9 @@ void AddClientCommands(CLI::App& app, int& exit_code) {
       ->capture_default_str()->check(CLI::Range(1, 1000));
   ls_cmd->add_option("--after", ls->after, "start after this id (paging)");
   ls_cmd->callback([ls, common, &exit_code] {
-    BlockingHttpClient client(common->server);
-    exit_code = Report(client.Call("GET", "/v1/timers?state=" + ls->state + "&limit=" +
+    auto client = common->Client();
+    if (!client) return void(exit_code = 2);
+    exit_code = Report(client->Call("GET", "/v1/timers?state=" + ls->state + "&limit=" +
                                               std::to_string(ls->limit) +
                                               (ls->after.empty() ? "" : "&after=" + ls->after)),
                        common->json ? Output::kJson : Output::kTable);

@@ -13,13 +13,13 @@ packages=(
   libevent-dev libuv1-dev libev-dev
   # server
   libboost1.81-dev libboost-json1.81-dev librocksdb-dev libpq-dev
-  libnats-dev libcli11-dev libspdlog-dev
+  libnats-dev libcli11-dev libspdlog-dev libssl-dev ca-certificates
   # real servers for integration tests
   postgresql-15 nats-server
   # examples and plots
   libsqlite3-dev python3-matplotlib
   # tools used by tests and benchmarks
-  curl procps
+  curl procps openssl
 )
 
 missing=()

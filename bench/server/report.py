@@ -87,6 +87,33 @@ def render(r):
                + (f"; PostgreSQL {cpu(pg['herd'], False)}, lateness p99 {pg['herd']['lateness']['p99_ms']} ms" if pg else ""))
     out.append(f"- lateness: tickwheel {cpu(tw['lateness'])}"
                + (f"; PostgreSQL {cpu(pg['lateness'], False)}" if pg else ""))
+    sec = tw.get("herd_security")
+    if sec:
+        rounds = len(sec[0].get("per_s_rounds", [0]))
+        out.append("")
+        out.append(f"**Delivery security** (tickwheel serve; the same herd of {r['herd_size']:,} "
+                   "timers due within one second, to one receiver on loopback, a fresh server "
+                   "each run; signing with two secrets, as during a rotation). The four "
+                   f"variants ran in {rounds} interleaved rounds (each starting with another "
+                   "variant); deliveries/s is the median round; the ratios are taken round by round against the plain HTTP run of "
+                   "the same round, and their median shown; server CPU per delivery is the "
+                   "server's CPU time over deliveries, less sensitive than the rate to what "
+                   "else runs on the machine:")
+        out.append("")
+        out.append("| deliveries over | signed | deliveries/s | vs plain HTTP | server CPU per delivery "
+                   "(vs plain) | connections per delivery | TLS handshakes per delivery (resumed) "
+                   "| lateness p99 | every round |")
+        out.append("|---|---|---:|---:|---:|---:|---:|---:|---|")
+        for v in sec:
+            cpu_us = sorted(v["server_cpu_us_rounds"])[len(v["server_cpu_us_rounds"]) // 2]
+            out.append(
+                f"| {'HTTPS' if v['tls'] else 'HTTP'} | {'yes' if v['signed'] else 'no'} | "
+                f"{rate(v['per_s'])} | {v['ratio_to_http']:.2f}x | "
+                f"{cpu_us:.1f} µs ({v['cpu_ratio_to_http']:.2f}x) | "
+                f"{v['connects_per_delivery']:.5f} ({v['connects']:.0f}) | "
+                f"{v['handshakes_per_delivery']:.5f} ({v['tls_handshakes']:.0f}, {v['tls_resumed']:.0f}) | "
+                f"{v['lateness']['p99_ms']} ms | "
+                + ", ".join(rate(x) for x in v["per_s_rounds"]) + " |")
     out.append("")
     out.append("**Large backlogs** (tickwheel serve; timers due in an hour, created through the "
                "batch API with 10,000 per request, plus 1,000 due while the server is down; "

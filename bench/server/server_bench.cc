@@ -9,6 +9,9 @@
 //                   single-row INSERTs from 64 connections
 //   herd            100,000 timers due within the same second: deliveries/s
 //                   at a local receiver, first to last
+//   herd_security   the same herd (tickwheel only) over plain HTTP and HTTPS,
+//                   each with and without signing (Standard Webhooks, two
+//                   secrets); connections and TLS handshakes per delivery
 //   lateness        20,000 timers spread over 10 s (2,000/s): received - due
 //   backlog         N pending far in the future: server RSS; kill -9,
 //                   restart, time to the first overdue delivery
@@ -30,6 +33,7 @@
 #include "load_client.h"
 #include "pg_peer.h"
 #include "support/server_process.h"
+#include "support/test_pki.h"
 #include "support/webhook_receiver.h"
 
 namespace tickwheel::bench {
@@ -185,6 +189,7 @@ struct Options {
   std::uint64_t herd = 100'000;
   std::vector<std::uint64_t> backlogs = {1'000'000, 10'000'000};
   double single_seconds = 10;
+  int security_rounds = 5;
 };
 
 json::object TickwheelBatchCreates(const Options& o, TempDir& dir) {
@@ -244,6 +249,127 @@ json::object TickwheelHerd(const Options& o, TempDir& dir) {
   r["per_s"] = static_cast<double>(o.herd) / std::max(span, 0.001);
   server.Terminate();
   return r;
+}
+
+// The herd over http:// or https://, signed or not, all else as in
+// TickwheelHerd.
+json::object TickwheelHerdVariant(const Options& o, TempDir& dir, testing::TestPki& pki,
+                                  const testing::CertFiles& cert, bool tls, bool sign) {
+  testing::ReceiverOptions ro;
+  ro.threads = 1;
+  if (tls) {
+    ro.tls_cert = cert.cert;
+    ro.tls_key = cert.key;
+  }
+  WebhookReceiver receiver(ro);
+  const std::string name = std::string(tls ? "https" : "http") + (sign ? "-signed" : "");
+  std::vector<std::string> args = {"--max-batch", "10000", "--ca-file", pki.ca_file()};
+  if (sign) {
+    std::ofstream(dir.path() + "/secrets")
+        << "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\n"
+        << "whsec_dGhlIG5ldyBzZWNyZXQgb2YgdGhlIHJvdGF0aW9u\n";
+    args.push_back("--webhook-secret-file");
+    args.push_back(dir.path() + "/secrets");
+  }
+  static int run = 0;  // a fresh store each run
+  const std::string data = dir.path() + "/herd-" + name + "-" + std::to_string(++run);
+  ServerProcess server(o.binary, data, args);
+  if (!server.Start()) std::exit(1);
+  const std::int64_t t0 = NowMs() + 5000;
+  CreateBatches(server, "h", o.herd, 10'000, 2,
+                [&](std::uint64_t i) { return t0 + static_cast<std::int64_t>(i % 1000); },
+                receiver.url());
+  if (NowMs() >= t0) std::fprintf(stderr, "  warning: creating the herd took longer than 5 s\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(std::max<std::int64_t>(0, t0 - NowMs())));
+  CpuMeter cpu(server.pid());
+  const bool all = WaitCount(receiver, o.herd, 300);
+  json::object r = cpu.Stop();
+  json::object late = LatenessStats(receiver.deliveries());
+  r["all_delivered"] = all;
+  r["lateness"] = late;
+  const double span = static_cast<double>(late["first_to_last_ms"].as_int64()) / 1000.0;
+  r["per_s"] = static_cast<double>(o.herd) / std::max(span, 0.001);
+  r["tls"] = tls;
+  r["signed"] = sign;
+  server::BlockingHttpClient client(server.address());
+  const std::string m = client.Call("GET", "/metrics").body;
+  auto metric = [&](const std::string& metric_name) {
+    const std::size_t at = m.find("\n" + metric_name + " ");
+    return at == std::string::npos ? 0.0 : std::stod(m.substr(at + metric_name.size() + 2));
+  };
+  r["connects"] = metric("tickwheel_webhook_connects_total");
+  r["tls_handshakes"] = metric("tickwheel_webhook_tls_handshakes_total");
+  r["tls_resumed"] = metric("tickwheel_webhook_tls_resumed_total");
+  r["handshakes_per_delivery"] = metric("tickwheel_webhook_tls_handshakes_total") / static_cast<double>(o.herd);
+  r["connects_per_delivery"] = metric("tickwheel_webhook_connects_total") / static_cast<double>(o.herd);
+  if (sign) {  // a spot check that they are signed
+    const Delivery& d = receiver.deliveries().front();
+    r["signature_header_bytes"] = d.headers.count("webhook-signature")
+                                      ? d.headers.at("webhook-signature").size()
+                                      : 0;
+  }
+  server.Terminate();
+  std::filesystem::remove_all(data);
+  return r;
+}
+
+// The four variants: http, http signed, https, https signed, run in
+// `o.security_rounds` interleaved rounds, each in a rotated order (the
+// machine is shared: a burst of someone else's work hits one round, not
+// one variant). Each variant's
+// result is its median round, with every round's deliveries/s and server
+// CPU per delivery beside it, and its ratio to plain HTTP taken round by
+// round (against the plain HTTP run of the same round), median of those.
+json::array TickwheelHerdSecurity(const Options& o, TempDir& dir) {
+  testing::TestPki pki(dir.path());
+  const testing::CertFiles cert = pki.Issue("receiver", {"IP:127.0.0.1"});
+  std::vector<std::vector<json::object>> runs(4);
+  auto cpu_us = [&](const json::object& r) {
+    const double span = static_cast<double>(r.at("lateness").at("first_to_last_ms").as_int64()) / 1000.0;
+    return r.at("server_cpu_pct").as_double() / 100.0 * span * 1e6 / static_cast<double>(o.herd);
+  };
+  for (int round = 0; round < o.security_rounds; ++round) {
+    // Each round starts with another variant, so that none always runs
+    // first (or last) when the machine's load drifts.
+    for (int k = 0; k < 4; ++k) {
+      const int v = (round + k) % 4;
+      const bool tls = v >= 2, sign = v % 2 == 1;
+      std::fprintf(stderr, "tickwheel: herd over %s%s (round %d of %d)\n", tls ? "https" : "http",
+                   sign ? ", signed" : "", round + 1, o.security_rounds);
+      json::object r = TickwheelHerdVariant(o, dir, pki, cert, tls, sign);
+      r["server_cpu_us_per_delivery"] = cpu_us(r);
+      runs[v].push_back(std::move(r));
+    }
+  }
+  auto median = [](std::vector<double> x) {
+    std::sort(x.begin(), x.end());
+    return x[x.size() / 2];
+  };
+  json::array variants;
+  for (std::size_t v = 0; v < runs.size(); ++v) {
+    json::array rates, cpus;
+    std::vector<double> ratios, cpu_ratios;
+    for (std::size_t round = 0; round < runs[v].size(); ++round) {
+      const json::object& r = runs[v][round];
+      const json::object& plain = runs[0][round];
+      rates.push_back(r.at("per_s"));
+      cpus.push_back(r.at("server_cpu_us_per_delivery"));
+      ratios.push_back(r.at("per_s").as_double() / plain.at("per_s").as_double());
+      cpu_ratios.push_back(r.at("server_cpu_us_per_delivery").as_double() /
+                           plain.at("server_cpu_us_per_delivery").as_double());
+    }
+    std::vector<json::object> sorted = runs[v];
+    std::sort(sorted.begin(), sorted.end(), [](const json::object& a, const json::object& b) {
+      return a.at("per_s").as_double() < b.at("per_s").as_double();
+    });
+    json::object out = sorted[sorted.size() / 2];
+    out["per_s_rounds"] = std::move(rates);
+    out["server_cpu_us_rounds"] = std::move(cpus);
+    out["ratio_to_http"] = median(ratios);
+    out["cpu_ratio_to_http"] = median(cpu_ratios);
+    variants.push_back(std::move(out));
+  }
+  return variants;
 }
 
 json::object TickwheelLateness(const Options& o, TempDir& dir) {
@@ -366,21 +492,35 @@ json::object PgDeliveries(PgPeer& pg, std::uint64_t n, std::int64_t lead_ms,
 int main(int argc, char** argv) {
   using namespace tickwheel::bench;
   Options o;
+  bool only_security = false;  // just the herd_security phase (for a quick look)
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--binary" && i + 1 < argc) o.binary = argv[++i];
+    if (a == "--only-security") only_security = true;
+    else if (a == "--binary" && i + 1 < argc) o.binary = argv[++i];
     else if (a == "--pg" && i + 1 < argc) o.pg = argv[++i];
     else if (a == "--quick") {
       o.batch_total = 100'000;
       o.herd = 50'000;
       o.backlogs = {1'000'000};
       o.single_seconds = 5;
+      o.security_rounds = 1;
     } else {
-      std::fprintf(stderr, "usage: server_bench --binary build/tickwheel [--pg CONNINFO] [--quick]\n");
+      std::fprintf(stderr, "usage: server_bench --binary build/tickwheel [--pg CONNINFO] [--quick] "
+                           "[--only-security]\n");
       return 2;
     }
   }
   if (o.binary.empty()) o.binary = TICKWHEEL_BINARY;
+  if (only_security) {
+    TempDir dir;
+    boost::json::object out;
+    out["load_average_start"] = LoadAverage();
+    out["herd_size"] = o.herd;
+    out["herd_security"] = TickwheelHerdSecurity(o, dir);
+    out["load_average_end"] = LoadAverage();
+    std::printf("%s\n", boost::json::serialize(out).c_str());
+    return 0;
+  }
   TempDir dir;
   boost::json::object out;
   out["load_average_start"] = LoadAverage();
@@ -393,6 +533,7 @@ int main(int argc, char** argv) {
   tw["single_creates"] = TickwheelSingleCreates(o, dir);
   std::fprintf(stderr, "tickwheel: herd\n");
   tw["herd"] = TickwheelHerd(o, dir);
+  tw["herd_security"] = TickwheelHerdSecurity(o, dir);
   std::fprintf(stderr, "tickwheel: lateness\n");
   tw["lateness"] = TickwheelLateness(o, dir);
   boost::json::array backlogs;

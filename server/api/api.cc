@@ -14,6 +14,7 @@ Route MatchRoute(std::string_view path) {
   constexpr std::string_view kRetry = ":retry";
   if (path == "/healthz") return {Route::Kind::kHealth};
   if (path == "/metrics") return {Route::Kind::kMetrics};
+  if (path == "/v1/whoami") return {Route::Kind::kWhoami};
   if (path == kTimers) return {Route::Kind::kTimers};
   if (path == "/v1/timers:batch") return {Route::Kind::kBatch};
   if (path.size() <= kTimers.size() + 1 || path.substr(0, kTimers.size() + 1) != "/v1/timers/") {
@@ -32,7 +33,8 @@ namespace {
 const char* Allowed(Route::Kind kind) {
   switch (kind) {
     case Route::Kind::kHealth:
-    case Route::Kind::kMetrics: return "GET";
+    case Route::Kind::kMetrics:
+    case Route::Kind::kWhoami: return "GET";
     case Route::Kind::kTimers: return "GET, POST";
     case Route::Kind::kBatch:
     case Route::Kind::kTimerRetry: return "POST";
@@ -54,8 +56,13 @@ HttpResponse MethodNotAllowed(const HttpRequest& req, std::string_view path, con
 
 }  // namespace
 
-Api::Api(TimerHandlers& timers, Metrics& metrics, Gauges gauges, HealthDetail health)
-    : timers_(timers), metrics_(metrics), gauges_(std::move(gauges)), health_(std::move(health)) {}
+Api::Api(TimerHandlers& timers, Metrics& metrics, Gauges gauges, HealthDetail health,
+         ApiAccess access)
+    : timers_(timers),
+      metrics_(metrics),
+      gauges_(std::move(gauges)),
+      health_(std::move(health)),
+      access_(std::move(access)) {}
 
 asio::awaitable<HttpResponse> Api::Handle(HttpRequest& req) {
   metrics_.http_requests.fetch_add(1, std::memory_order_relaxed);
@@ -66,6 +73,25 @@ asio::awaitable<HttpResponse> Api::Handle(HttpRequest& req) {
   const http::verb method = req.method();
   const Route route = MatchRoute(path);
   std::optional<HttpResponse> res;  // stays empty if the method is not the route's
+  // Who asks, before anything is looked at.
+  Role role = Role::kAnonymous;
+  const bool v1 = path == "/v1" || path.substr(0, 4) == "/v1/";
+  if (v1 || (route.kind == Route::Kind::kMetrics && access_.metrics_auth)) {
+    Result<Role> who = access_.auth.Authenticate(req);
+    Status allowed = who.ok() && v1 && route.kind != Route::Kind::kNone
+                         ? TokenAuth::Authorize(*who, method)
+                         : who.status();
+    if (!allowed.ok()) {
+      metrics_.http_client_errors.fetch_add(1, std::memory_order_relaxed);
+      if (allowed.code() == StatusCode::kUnauthenticated) {
+        metrics_.http_unauthenticated.fetch_add(1, std::memory_order_relaxed);
+      }
+      co_return AuthErrorResponse(allowed);
+    }
+    role = *who;
+  }
+  // Header values only for an admin token that asks for them.
+  const bool may_see_headers = role == Role::kAdmin;
   // (No co_await inside ?: and one per statement: GCC 12 miscompiles them.)
   switch (route.kind) {
     case Route::Kind::kNone:
@@ -83,11 +109,15 @@ asio::awaitable<HttpResponse> Api::Handle(HttpRequest& req) {
       res = JsonResponse(200, metrics_.Render(gauges_));
       res->set(http::field::content_type, "text/plain; version=0.0.4");
       break;
+    case Route::Kind::kWhoami:
+      if (method != http::verb::get) break;
+      res = JsonResponse(200, "{\"role\":\"" + std::string(RoleName(role)) + "\"}");
+      break;
     case Route::Kind::kTimers:
       if (method == http::verb::post) {
         res = co_await timers_.Create(req);
       } else if (method == http::verb::get) {
-        res = timers_.List(query);
+        res = timers_.List(query, may_see_headers);
       }
       break;
     case Route::Kind::kBatch:
@@ -100,7 +130,7 @@ asio::awaitable<HttpResponse> Api::Handle(HttpRequest& req) {
       } else if (route.kind == Route::Kind::kTimerRetry) {
         if (method == http::verb::post) res = co_await timers_.Retry(route.id);
       } else if (method == http::verb::get) {
-        res = timers_.Get(route.id);
+        res = timers_.Get(route.id, query, may_see_headers);
       } else if (method == http::verb::patch) {
         res = co_await timers_.Reschedule(req, route.id);
       } else if (method == http::verb::delete_) {

@@ -1,5 +1,5 @@
-// Api: the HTTP interface of `tickwheel serve` (docs/server.md): routes each
-// request to its handler.
+// Api: the HTTP interface of `tickwheel serve` (docs/server.md): checks
+// who is asking (api/auth.h) and routes each request to its handler.
 #ifndef TICKWHEEL_SERVER_API_API_H_
 #define TICKWHEEL_SERVER_API_API_H_
 
@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "api/auth.h"
 #include "api/http_response.h"
 #include "api/timer_handlers.h"
 #include "common/metrics.h"
@@ -17,12 +18,21 @@ namespace tickwheel::server {
 
 // The routes, and what a path names.
 struct Route {
-  enum class Kind { kNone, kHealth, kMetrics, kTimers, kBatch, kTimer, kTimerRetry };
+  enum class Kind { kNone, kHealth, kMetrics, kWhoami, kTimers, kBatch, kTimer, kTimerRetry };
   Kind kind = Kind::kNone;
   std::string id;  // kTimer, kTimerRetry
 };
 Route MatchRoute(std::string_view path);
 
+struct ApiAccess {
+  TokenAuth auth;             // no tokens: every request is anonymous
+  bool metrics_auth = false;  // /metrics needs a token too
+};
+
+// Every /v1 path (known or not) needs a valid token when there are tokens:
+// 401 with WWW-Authenticate without one, 403 for a read token that writes.
+// /healthz is always open; /metrics is open unless access.metrics_auth.
+//
 // Thread safety: Handle may run on any number of threads at once.
 class Api {
  public:
@@ -31,7 +41,8 @@ class Api {
   // More of /healthz's answer: JSON members (",\"leases_held\":true"), or "".
   using HealthDetail = std::function<std::string()>;
 
-  Api(TimerHandlers& timers, Metrics& metrics, Gauges gauges, HealthDetail health = {});
+  Api(TimerHandlers& timers, Metrics& metrics, Gauges gauges, HealthDetail health = {},
+      ApiAccess access = {});
 
   boost::asio::awaitable<HttpResponse> Handle(HttpRequest& req);
 
@@ -43,6 +54,7 @@ class Api {
   Metrics& metrics_;
   const Gauges gauges_;
   const HealthDetail health_;
+  const ApiAccess access_;
   std::atomic<bool> draining_{false};
 };
 

@@ -2,7 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
+#include <boost/beast/ssl.hpp>
 
 namespace tickwheel::server {
 
@@ -31,6 +33,34 @@ struct Reservation {
 };
 
 }  // namespace
+
+Result<std::shared_ptr<asio::ssl::context>> MakeTlsServerContext(const std::string& cert_file,
+                                                                 const std::string& key_file) {
+  if (cert_file.empty() != key_file.empty()) {
+    return Status::Invalid("bad_flag", "--tls-cert and --tls-key go together: give both");
+  }
+  auto ctx = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_server);
+  SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_2_VERSION);
+  ctx->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::single_dh_use);
+  boost::system::error_code ec;
+  ctx->use_certificate_chain_file(cert_file, ec);
+  if (ec) {
+    return Status::Invalid("bad_flag", "--tls-cert " + cert_file +
+                                           ": cannot load a PEM certificate chain from it (" +
+                                           ec.message() + ")");
+  }
+  ctx->use_private_key_file(key_file, asio::ssl::context::pem, ec);
+  if (ec) {
+    return Status::Invalid("bad_flag", "--tls-key " + key_file +
+                                           ": cannot load a PEM private key from it (" +
+                                           ec.message() + ")");
+  }
+  if (SSL_CTX_check_private_key(ctx->native_handle()) != 1) {
+    return Status::Invalid("bad_flag", "--tls-key " + key_file +
+                                           " is not the key of the certificate in --tls-cert");
+  }
+  return ctx;
+}
 
 HttpServer::HttpServer(asio::io_context& ioc, const tcp::endpoint& at, HttpServerOptions options,
                        HttpHandler handler)
@@ -92,16 +122,34 @@ asio::awaitable<void> HttpServer::Serve(tcp::socket socket, bool overflow) {
     std::shared_ptr<State> s;
     ~Count() { s->connections.fetch_sub(1); }
   } count{state};
-  beast::tcp_stream stream(std::move(socket));
   boost::system::error_code ec;
-  stream.socket().set_option(tcp::no_delay(true), ec);
+  socket.set_option(tcp::no_delay(true), ec);
+  if (!options_.tls) {
+    beast::tcp_stream stream(std::move(socket));
+    co_await ServeRequests(stream, overflow);
+    stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+    co_return;
+  }
+  beast::ssl_stream<beast::tcp_stream> stream(std::move(socket), *options_.tls);
+  beast::get_lowest_layer(stream).expires_after(options_.read_timeout);
+  co_await stream.async_handshake(asio::ssl::stream_base::server,
+                                  asio::redirect_error(asio::use_awaitable, ec));
+  if (!ec) co_await ServeRequests(stream, overflow);
+  beast::get_lowest_layer(stream).socket().shutdown(tcp::socket::shutdown_send, ec);
+}
+
+template <typename Stream>
+asio::awaitable<void> HttpServer::ServeRequests(Stream& stream, bool overflow) {
+  const std::shared_ptr<State> state = state_;
+  boost::system::error_code ec;
+  auto& lowest = beast::get_lowest_layer(stream);
   beast::flat_buffer buffer;
   for (;;) {
     http::request_parser<http::string_body> parser;
     parser.body_limit(options_.body_limit);
     parser.header_limit(static_cast<std::uint32_t>(options_.header_limit));
     // Idle keep-alive connections wait up to idle_timeout for a request.
-    stream.expires_after(buffer.size() ? options_.read_timeout : options_.idle_timeout);
+    lowest.expires_after(buffer.size() ? options_.read_timeout : options_.idle_timeout);
     co_await http::async_read_header(stream, buffer, parser,
                                      asio::redirect_error(asio::use_awaitable, ec));
     HttpResponse res;
@@ -126,13 +174,16 @@ asio::awaitable<void> HttpServer::Serve(tcp::socket socket, bool overflow) {
       } else {
         reserved.memory = &state->memory;
         reserved.bytes = need;
-        stream.expires_after(options_.read_timeout);
+        lowest.expires_after(options_.read_timeout);
         co_await http::async_read(stream, buffer, parser,
                                   asio::redirect_error(asio::use_awaitable, ec));
       }
       if (close) state->overloaded.fetch_add(1);
     }
-    if (ec == http::error::end_of_stream || ec == beast::error::timeout) break;
+    if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
+        ec == asio::ssl::error::stream_truncated) {
+      break;
+    }
     if (ec) {
       Status error = ec == http::error::body_limit
                          ? Status::TooLarge("body_too_large",
@@ -154,11 +205,10 @@ asio::awaitable<void> HttpServer::Serve(tcp::socket socket, bool overflow) {
     }
     res.keep_alive(!close && !state->stopping.load());
     res.prepare_payload();
-    stream.expires_after(options_.read_timeout);
+    lowest.expires_after(options_.read_timeout);
     co_await http::async_write(stream, res, asio::redirect_error(asio::use_awaitable, ec));
     if (ec || !res.keep_alive()) break;
   }
-  stream.socket().shutdown(tcp::socket::shutdown_send, ec);
 }
 
 }  // namespace tickwheel::server

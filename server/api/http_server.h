@@ -6,12 +6,14 @@
 
 #include <atomic>
 #include <boost/asio.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
 
 #include "api/http_response.h"
+#include "common/status.h"
 
 namespace tickwheel::server {
 
@@ -28,7 +30,16 @@ struct HttpServerOptions {
   std::chrono::milliseconds idle_timeout{std::chrono::seconds(60)};
   // Answered even over the limits (a health check must see a busy server).
   std::string health_path = "/healthz";
+  // HTTPS: every connection starts with a TLS handshake (within
+  // read_timeout). Null: plain HTTP.
+  std::shared_ptr<boost::asio::ssl::context> tls;
 };
+
+// A server-side TLS context from PEM files: the certificate chain and its
+// private key (--tls-cert, --tls-key); TLS 1.2 or later. kInvalidArgument
+// "bad_flag" saying which file is wrong and why.
+Result<std::shared_ptr<boost::asio::ssl::context>> MakeTlsServerContext(
+    const std::string& cert_file, const std::string& key_file);
 
 // Over max_connections, up to kOverflowConnections more are accepted to
 // answer one request each: the health path normally, anything else 503
@@ -69,6 +80,8 @@ class HttpServer {
 
   boost::asio::awaitable<void> Accept();
   boost::asio::awaitable<void> Serve(boost::asio::ip::tcp::socket socket, bool overflow);
+  template <typename Stream>
+  boost::asio::awaitable<void> ServeRequests(Stream& stream, bool overflow);
 
   boost::asio::io_context& ioc_;
   boost::asio::strand<boost::asio::io_context::executor_type> strand_{

@@ -46,9 +46,11 @@ Result<ListCursor> DecodeCursor(std::string_view text) {
   return cursor;
 }
 
-Result<ListQuery> ParseListQuery(std::string_view query) {
-  ListQuery out;
-  bool has_state = false;
+namespace {
+
+// Calls `on(key, value)` for each decoded parameter; stops at its first error.
+template <typename On>
+Status ForEachParameter(std::string_view query, On on) {
   while (!query.empty()) {
     const std::size_t amp = query.find('&');
     const std::string_view pair = query.substr(0, amp);
@@ -61,6 +63,43 @@ Result<ListQuery> ParseListQuery(std::string_view query) {
     if (!key || !value) {
       return Status::Invalid("invalid_value", "malformed %-escape in the query string");
     }
+    if (Status s = on(*key, *value); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+Result<bool> ParseBool(const std::string& key, const std::string& value) {
+  if (value == "true" || value == "1") return true;
+  if (value == "false" || value == "0") return false;
+  return Status::Invalid("invalid_value", key + " must be true or false", key);
+}
+
+}  // namespace
+
+Result<bool> ParseGetQuery(std::string_view query) {
+  bool show = false;
+  Status s = ForEachParameter(query, [&](const std::string& key, const std::string& value) {
+    if (key != "show_headers") {
+      return Status::Invalid("unknown_field",
+                             "unknown query parameter \"" + key.substr(0, 64) +
+                                 "\"; known: show_headers",
+                             key.substr(0, 64));
+    }
+    Result<bool> b = ParseBool(key, value);
+    if (!b.ok()) return b.status();
+    show = *b;
+    return Status::Ok();
+  });
+  if (!s.ok()) return s;
+  return show;
+}
+
+Result<ListQuery> ParseListQuery(std::string_view query) {
+  ListQuery out;
+  bool has_state = false;
+  Status s = ForEachParameter(query, [&](const std::string& k, const std::string& v) -> Status {
+    const std::string* key = &k;
+    const std::string* value = &v;
     if (*key == "state") {
       std::optional<TimerState> state = ParseState(*value);
       if (!state) {
@@ -82,13 +121,19 @@ Result<ListQuery> ParseListQuery(std::string_view query) {
       Result<ListCursor> cursor = DecodeCursor(*value);
       if (!cursor.ok()) return cursor.status();
       out.after = std::move(*cursor);
+    } else if (*key == "show_headers") {
+      Result<bool> b = ParseBool(*key, *value);
+      if (!b.ok()) return b.status();
+      out.show_headers = *b;
     } else {
       return Status::Invalid("unknown_field",
                              "unknown query parameter \"" + key->substr(0, 64) +
-                                 "\"; known: state, limit, after",
+                                 "\"; known: state, limit, after, show_headers",
                              key->substr(0, 64));
     }
-  }
+    return Status::Ok();
+  });
+  if (!s.ok()) return s;
   if (!has_state) {
     return Status::Invalid("missing_field",
                            "give ?state=pending|delivering|delivered|failed|cancelled", "state");

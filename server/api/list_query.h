@@ -1,4 +1,5 @@
-// The query string of GET /v1/timers: ?state=S&limit=N&after=CURSOR.
+// The query strings of GET /v1/timers (?state=S&limit=N&after=CURSOR
+// &show_headers=B) and GET /v1/timers/{id} (?show_headers=B).
 #ifndef TICKWHEEL_SERVER_API_LIST_QUERY_H_
 #define TICKWHEEL_SERVER_API_LIST_QUERY_H_
 
@@ -17,11 +18,16 @@ struct ListQuery {
   TimerState state = TimerState::kPending;
   std::size_t limit = 100;             // 1..1000
   std::optional<ListCursor> after;     // a previous page's next_after
+  bool show_headers = false;           // asked for target header values
 };
 
 // Parses a query string (without '?'): percent-decoded, every parameter
 // known, state given. kInvalidArgument names the parameter that is wrong.
 Result<ListQuery> ParseListQuery(std::string_view query);
+
+// The query of GET /v1/timers/{id}: show_headers=true|false or nothing;
+// true if header values are asked for.
+Result<bool> ParseGetQuery(std::string_view query);
 
 // "<time_ms>:<id>", as EncodeCursor (api/timer_json.h) writes it.
 Result<ListCursor> DecodeCursor(std::string_view text);

@@ -66,8 +66,8 @@ HttpResponse ChangeResponse(const Status& s, const Change& out) {
 }  // namespace
 
 TimerHandlers::TimerHandlers(TimerStore& store, ServerClock& clock, Metrics& metrics,
-                             ApiLimits limits)
-    : store_(store), clock_(clock), metrics_(metrics), limits_(limits) {}
+                             ApiLimits limits, TargetCheck targets)
+    : store_(store), clock_(clock), metrics_(metrics), limits_(limits), targets_(targets) {}
 
 asio::awaitable<HttpResponse> TimerHandlers::Create(const HttpRequest& req) {
   const std::int64_t now_ms = clock_.WallMs();
@@ -75,6 +75,9 @@ asio::awaitable<HttpResponse> TimerHandlers::Create(const HttpRequest& req) {
   if (!body.ok()) co_return ErrorResponse(body.status());
   Result<TimerSpec> spec = ParseTimerSpec(*body, limits_, now_ms);
   if (!spec.ok()) co_return ErrorResponse(spec.status());
+  std::vector<const TimerSpec*> to_check{&*spec};
+  Status allowed = co_await CheckTargets(targets_, to_check, false);
+  if (!allowed.ok()) co_return ErrorResponse(allowed);
   struct Outcome {
     int status = 0;
     TimerRecord record;
@@ -112,6 +115,10 @@ asio::awaitable<HttpResponse> TimerHandlers::CreateBatch(const HttpRequest& req)
   if (!body.ok()) co_return ErrorResponse(body.status());
   Result<std::vector<TimerSpec>> specs = ParseBatch(*body, limits_, now_ms);
   if (!specs.ok()) co_return ErrorResponse(specs.status());
+  std::vector<const TimerSpec*> to_check;
+  for (const TimerSpec& spec : *specs) to_check.push_back(&spec);
+  Status allowed = co_await CheckTargets(targets_, to_check, true);
+  if (!allowed.ok()) co_return ErrorResponse(allowed);
   struct Outcome {
     std::vector<TimerSpec> specs;
     std::vector<TimerRecord> records;
@@ -160,11 +167,14 @@ asio::awaitable<HttpResponse> TimerHandlers::CreateBatch(const HttpRequest& req)
   co_return JsonResponse(out->new_ones > 0 ? 201 : 200, BatchJson(out->records, out->created));
 }
 
-HttpResponse TimerHandlers::Get(const std::string& id) {
+HttpResponse TimerHandlers::Get(const std::string& id, std::string_view query,
+                                bool may_see_headers) {
+  Result<bool> show = ParseGetQuery(query);
+  if (!show.ok()) return ErrorResponse(show.status());
   Result<std::optional<TimerRecord>> r = store_.Get(id);
   if (!r.ok()) return ErrorResponse(r.status());
   if (!*r) return ErrorResponse(Status::NotFound("no timer with id \"" + id + "\"", "id"));
-  return JsonResponse(200, TimerJson(**r));
+  return JsonResponse(200, TimerJson(**r, *show && may_see_headers));
 }
 
 asio::awaitable<HttpResponse> TimerHandlers::Reschedule(const HttpRequest& req,
@@ -211,12 +221,12 @@ asio::awaitable<HttpResponse> TimerHandlers::Retry(const std::string& id) {
   co_return ChangeResponse(s, *out);
 }
 
-HttpResponse TimerHandlers::List(std::string_view query) {
+HttpResponse TimerHandlers::List(std::string_view query, bool may_see_headers) {
   Result<ListQuery> q = ParseListQuery(query);
   if (!q.ok()) return ErrorResponse(q.status());
   Result<ListPage> page = store_.List(q->state, q->after, q->limit, kPageBytes);
   if (!page.ok()) return ErrorResponse(page.status());
-  return JsonResponse(200, PageJson(*page));
+  return JsonResponse(200, PageJson(*page, q->show_headers && may_see_headers));
 }
 
 }  // namespace tickwheel::server

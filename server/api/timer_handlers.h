@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "api/http_response.h"
+#include "api/target_check.h"
 #include "api/timer_request.h"
 #include "common/metrics.h"
 #include "common/server_clock.h"
@@ -20,15 +21,20 @@ namespace tickwheel::server {
 // the store serializes the writes to one timer.
 class TimerHandlers {
  public:
-  TimerHandlers(TimerStore& store, ServerClock& clock, Metrics& metrics, ApiLimits limits);
+  // `targets`: the SSRF guard at create (none by default).
+  TimerHandlers(TimerStore& store, ServerClock& clock, Metrics& metrics, ApiLimits limits,
+                TargetCheck targets = {});
 
   boost::asio::awaitable<HttpResponse> Create(const HttpRequest& req);
   boost::asio::awaitable<HttpResponse> CreateBatch(const HttpRequest& req);
-  HttpResponse Get(const std::string& id);
+  // `query`: ?show_headers=true shows target header values, if
+  // `may_see_headers` (an admin token); "***" otherwise.
+  HttpResponse Get(const std::string& id, std::string_view query = {},
+                   bool may_see_headers = false);
   boost::asio::awaitable<HttpResponse> Reschedule(const HttpRequest& req, const std::string& id);
   boost::asio::awaitable<HttpResponse> Cancel(const std::string& id);
   boost::asio::awaitable<HttpResponse> Retry(const std::string& id);
-  HttpResponse List(std::string_view query);
+  HttpResponse List(std::string_view query, bool may_see_headers = false);
 
   // A page of a listing holds records up to about this many bytes.
   static constexpr std::size_t kPageBytes = 4 << 20;
@@ -38,6 +44,7 @@ class TimerHandlers {
   ServerClock& clock_;
   Metrics& metrics_;
   const ApiLimits limits_;
+  const TargetCheck targets_;
 };
 
 }  // namespace tickwheel::server

@@ -91,11 +91,11 @@ std::string BatchJson(const std::vector<TimerRecord>& records, const std::vector
   return out + "]}";
 }
 
-std::string PageJson(const ListPage& page) {
+std::string PageJson(const ListPage& page, bool show_header_values) {
   std::string out = "{\"timers\":[";
   for (std::size_t i = 0; i < page.records.size(); ++i) {
     if (i) out += ',';
-    out += TimerJson(page.records[i]);
+    out += TimerJson(page.records[i], show_header_values);
   }
   out += ']';
   if (page.next) out += ",\"next_after\":" + Quoted(EncodeCursor(*page.next));

@@ -19,8 +19,9 @@ std::string TimerJson(const TimerRecord& record, bool show_header_values = false
 // "created"}]}.
 std::string BatchJson(const std::vector<TimerRecord>& records, const std::vector<char>& created);
 
-// A list page: {"timers": [...], "next_after": cursor?}.
-std::string PageJson(const ListPage& page);
+// A list page: {"timers": [...], "next_after": cursor?}; header values as
+// in TimerJson.
+std::string PageJson(const ListPage& page, bool show_header_values = false);
 
 // {"error": {"code", "message", "field"?}}, and the HTTP status of `status`.
 std::string ErrorJson(const Status& status);

@@ -84,6 +84,7 @@ std::string Metrics::Render(
           waiting_for_nats);
   Counter(out, "tickwheel_http_requests_total", "API requests answered.", http_requests);
   Counter(out, "tickwheel_http_client_errors_total", "API requests answered 4xx.", http_client_errors);
+  Counter(out, "tickwheel_http_unauthenticated_total", "API requests answered 401 (no or a wrong token).", http_unauthenticated);
   Counter(out, "tickwheel_store_writes_total", "Atomic store writes (group commits).", store_writes);
   Counter(out, "tickwheel_store_mutations_total", "State changes written (creates, claims, outcomes, ...).", store_mutations);
   delivery_latency.Render(out, "tickwheel_delivery_latency_seconds",

@@ -49,6 +49,7 @@ struct Metrics {
   std::atomic<std::uint64_t> waiting_for_nats{0};       // NATS timers left pending
   std::atomic<std::uint64_t> http_requests{0};
   std::atomic<std::uint64_t> http_client_errors{0};  // 4xx answered
+  std::atomic<std::uint64_t> http_unauthenticated{0};  // 401 answered
   MsHistogram delivery_latency;  // request sent -> response read
   MsHistogram lateness;          // due time -> attempt claimed (wall clock)
   MsHistogram store_write;       // one write (incl. waiting for the fsync)

@@ -196,28 +196,45 @@ void Dispatcher::ClaimChunk(std::vector<DueEntry> chunk) {
 
 void Dispatcher::Deliver(const TimerRecord& record) {
   const std::int64_t started_ms = clock_.WallMs();
-  auto done = [this, id = record.id, attempt = record.attempts, started_ms](AttemptResult r) {
-    OnAttemptDone(id, attempt, started_ms, std::move(r));
+  const bool nats = IsNatsTarget(record.target);
+  Result<HttpUrl> url = nats ? Result<HttpUrl>(HttpUrl{}) : ParseHttpUrl(record.target);
+  // For the debug log: the host only (a path or query may hold a secret).
+  std::string where = nats ? "nats:" + std::string(NatsSubject(record.target))
+                           : (url.ok() ? url->HostHeader() : "?");
+  auto done = [this, id = record.id, attempt = record.attempts, started_ms,
+               where = std::move(where)](AttemptResult r) {
+    OnAttemptDone(id, attempt, started_ms, where, std::move(r));
   };
-  if (IsNatsTarget(record.target)) {
+  if (nats) {
     nats_->Publish(std::string(NatsSubject(record.target)), DeliveryBody(record), record.id,
                    std::move(done));
     return;
   }
-  Result<HttpUrl> url = ParseHttpUrl(record.target);
   if (!url.ok()) {  // validated at create; only a damaged record gets here
     AttemptResult bad;
     bad.error = "bad target URL: " + url.status().message();
     done(std::move(bad));
     return;
   }
-  WebhookRequest request{std::move(*url), DeliveryBody(record), record.headers};
+  WebhookRequest request{std::move(*url), DeliveryBody(record), record.headers, record.id};
   request.headers.emplace_back("Idempotency-Key", record.id);
   client_.Post(std::move(request), std::move(done));
 }
 
 void Dispatcher::OnAttemptDone(const std::string& id, std::uint32_t attempt,
-                               std::int64_t started_ms, AttemptResult result) {
+                               std::int64_t started_ms, const std::string& where,
+                               AttemptResult result) {
+  if (spdlog::should_log(spdlog::level::debug)) {
+    // Never the URL's path or query, the headers or the payload: they may
+    // hold secrets.
+    const char* kind = result.kind == AttemptResult::Kind::kDelivered ? "delivered"
+                       : result.kind == AttemptResult::Kind::kAborted ? "aborted"
+                                                                      : "failed";
+    spdlog::debug("attempt {} of {} to {}: {}{}{}, {:.1f} ms", attempt, id, where, kind,
+                  result.status != 0 ? " HTTP " + std::to_string(result.status) : "",
+                  result.error.empty() || result.status != 0 ? "" : " (" + result.error + ")",
+                  result.latency_ms);
+  }
   if (result.kind == AttemptResult::Kind::kAborted) {
     Done(id);  // nothing written: `delivering` until the next start
     return;

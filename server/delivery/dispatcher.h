@@ -27,8 +27,12 @@ namespace tickwheel::server {
 //   claim    one fenced store write per chunk of fired timers (of one shard):
 //            Claim() of each record; stale entries are dropped.
 //   send     POST {"id", "payload", "fire_at_ms", "attempt"} with
-//            Idempotency-Key: <id> and the timer's headers; or, for a NATS
-//            target, publish that body with Nats-Msg-Id: <id>.
+//            Idempotency-Key: <id> and the timer's headers (and, when the
+//            client has secrets, webhook-id: <id> and its signature); or,
+//            for a NATS target, publish that body with Nats-Msg-Id: <id>.
+//            With the debug log level, each attempt's outcome is logged
+//            (id, attempt, host, status, latency; never the URL's path,
+//            headers or payload).
 //   outcome  Complete() of each record, written in batches (fenced).
 // Failures of the store never lose or spin: a claim that cannot be written
 // fires again after a pause; outcomes that cannot be written are kept (the
@@ -73,8 +77,9 @@ class Dispatcher {
   void Park(const DueEntry& entry);
   static constexpr std::chrono::hours kParkedFor{1};
   void Deliver(const TimerRecord& record);
+  // `where`: the target's host:port or NATS subject, for the debug log.
   void OnAttemptDone(const std::string& id, std::uint32_t attempt, std::int64_t started_ms,
-                     AttemptResult result);
+                     const std::string& where, AttemptResult result);
   // Writes queued outcomes, at most kMaxOutcomeWrites writes at a time.
   void FlushOutcomes() TW_EXCLUDES(outcomes_mutex_);
   // One call of WriteOutcomes: its outcomes are written in parts (one

@@ -2,6 +2,8 @@
 
 #include <nats/nats.h>
 
+#include <ctime>
+
 #include "common/redact.h"
 
 namespace tickwheel::server {
@@ -16,10 +18,12 @@ struct NatsPublisher::Handles {
 };
 
 Result<std::unique_ptr<NatsPublisher>> NatsPublisher::Connect(
-    const std::string& url, std::chrono::milliseconds timeout, unsigned threads) {
+    const std::string& url, std::chrono::milliseconds timeout, unsigned threads,
+    std::shared_ptr<const WebhookSigner> signer) {
   std::unique_ptr<NatsPublisher> p(new NatsPublisher());
   p->handles_ = std::make_unique<Handles>();
   p->timeout_ = timeout;
+  p->signer_ = std::move(signer);
   natsOptions* options = nullptr;
   natsStatus s = natsOptions_Create(&options);
   if (s == NATS_OK) s = natsOptions_SetURL(options, url.c_str());
@@ -71,8 +75,20 @@ void NatsPublisher::Loop() {
     options.MaxWait = timeout_.count();
     jsPubAck* ack = nullptr;
     jsErrCode code = static_cast<jsErrCode>(0);
-    natsStatus s = js_Publish(&ack, handles_->js, job.subject.c_str(), job.body.data(),
-                              static_cast<int>(job.body.size()), &options, &code);
+    natsMsg* msg = nullptr;
+    natsStatus s = natsMsg_Create(&msg, job.subject.c_str(), nullptr, job.body.data(),
+                                  static_cast<int>(job.body.size()));
+    if (s == NATS_OK && signer_) {
+      const std::int64_t now = static_cast<std::int64_t>(std::time(nullptr));
+      s = natsMsgHeader_Set(msg, "webhook-id", job.msg_id.c_str());
+      if (s == NATS_OK) s = natsMsgHeader_Set(msg, "webhook-timestamp", std::to_string(now).c_str());
+      if (s == NATS_OK) {
+        s = natsMsgHeader_Set(msg, "webhook-signature",
+                              signer_->Sign(job.msg_id, now, job.body).c_str());
+      }
+    }
+    if (s == NATS_OK) s = js_PublishMsg(&ack, handles_->js, msg, &options, &code);
+    if (msg != nullptr) natsMsg_Destroy(msg);
     AttemptResult result;
     if (s == NATS_OK) {
       result.kind = AttemptResult::Kind::kDelivered;

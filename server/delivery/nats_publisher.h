@@ -13,6 +13,7 @@
 
 #include "common/status.h"
 #include "delivery/attempt_result.h"
+#include "delivery/webhook_signer.h"
 #include "tickwheel/internal/mutex.h"
 
 namespace tickwheel::server {
@@ -28,10 +29,12 @@ class NatsPublisher {
   using Callback = std::function<void(AttemptResult)>;
 
   // Connects to `url` (nats://host:port); kUnavailable, saying what to
-  // check, if it cannot.
-  static Result<std::unique_ptr<NatsPublisher>> Connect(const std::string& url,
-                                                        std::chrono::milliseconds timeout,
-                                                        unsigned threads);
+  // check, if it cannot. With a `signer`, every message carries the
+  // Standard Webhooks headers (webhook-id, -timestamp, -signature) as NATS
+  // headers, signed as a webhook's body is.
+  static Result<std::unique_ptr<NatsPublisher>> Connect(
+      const std::string& url, std::chrono::milliseconds timeout, unsigned threads,
+      std::shared_ptr<const WebhookSigner> signer = nullptr);
   ~NatsPublisher();
 
   void Publish(std::string subject, std::string body, std::string msg_id,
@@ -53,6 +56,7 @@ class NatsPublisher {
 
   std::unique_ptr<Handles> handles_;
   std::chrono::milliseconds timeout_{0};
+  std::shared_ptr<const WebhookSigner> signer_;
   internal::Mutex mutex_;
   internal::CondVar cv_;
   std::deque<Job> queue_ TW_GUARDED_BY(mutex_);

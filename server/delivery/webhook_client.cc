@@ -3,8 +3,11 @@
 #include <sys/socket.h>
 
 #include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <ctime>
 #include <deque>
@@ -14,6 +17,7 @@
 #include <unordered_set>
 
 #include "delivery/retry_after.h"
+#include "delivery/tls_client.h"
 
 namespace tickwheel::server {
 
@@ -44,19 +48,69 @@ bool StillOpen(tcp::socket& socket) {
   return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
 }
 
+// One connection of a worker: plain or TLS, and the address it is to.
+struct Connection {
+  std::unique_ptr<beast::tcp_stream> plain;
+  std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> tls;
+  tcp::endpoint peer;
+  bool session_saved = false;  // its TLS session was kept for resumption
+
+  beast::tcp_stream* lowest() { return tls ? &beast::get_lowest_layer(*tls) : plain.get(); }
+  bool open() {
+    beast::tcp_stream* t = lowest();
+    return t != nullptr && t->socket().is_open();
+  }
+  void Reset() {
+    if (beast::tcp_stream* t = lowest()) t->close();
+    tls.reset();
+    plain.reset();
+    session_saved = false;
+  }
+};
+
+// Writes `req` and reads the answer into `parser` over `stream` (plain or
+// TLS); returns the bytes written (some of the request may have been sent
+// even if `ec` is set).
+template <typename Stream>
+asio::awaitable<std::size_t> Exchange(Stream& stream, beast::flat_buffer& buffer,
+                                      http::request<http::string_body>& req,
+                                      http::response_parser<http::string_body>& parser,
+                                      boost::system::error_code& ec) {
+  const std::size_t written =
+      co_await http::async_write(stream, req, asio::redirect_error(asio::use_awaitable, ec));
+  if (!ec) {
+    co_await http::async_read(stream, buffer, parser,
+                              asio::redirect_error(asio::use_awaitable, ec));
+  }
+  co_return written;
+}
+
+bool Contains(const DnsResolver::Endpoints& endpoints, const tcp::endpoint& e) {
+  return std::find(endpoints.begin(), endpoints.end(), e) != endpoints.end();
+}
+
+struct SessionFree {
+  void operator()(SSL_SESSION* s) const { SSL_SESSION_free(s); }
+};
+
 }  // namespace
 
 struct WebhookClient::Shard {
   struct Host {
-    std::string key;  // "host:port"
+    std::string key;  // "https://host:port"
     std::size_t limit = 1;
     std::deque<Job> queue;
     std::vector<asio::steady_timer*> idle;  // workers waiting for a job
     std::size_t workers = 0;
   };
+  // The last resumable TLS session with each https host (kept when the
+  // host is forgotten): its next connection resumes it, an abbreviated
+  // handshake. At most kMaxSessions hosts.
+  static constexpr std::size_t kMaxSessions = 10'000;
 
-  Shard(const WebhookClientOptions& o, std::size_t index, DnsResolver& r)
-      : options(o), shard_index(index), resolver(r), work(asio::make_work_guard(ioc)) {
+  Shard(const WebhookClientOptions& o, std::size_t index, WebhookClient& c)
+      : options(o), shard_index(index), client(c), resolver(c.resolver_),
+        work(asio::make_work_guard(ioc)) {
     thread = std::thread([this] { ioc.run(); });
   }
 
@@ -69,6 +123,9 @@ struct WebhookClient::Shard {
 
   asio::awaitable<Result<DnsResolver::Endpoints>> Resolve(const HttpUrl& url,
                                                          SteadyTime deadline) {
+    if (std::optional<Result<DnsResolver::Endpoints>> cached = resolver.Cached(url.host, url.port)) {
+      co_return std::move(*cached);
+    }
     auto lookup = std::make_shared<Lookup>(ioc);
     resolver.Resolve(url.host, url.port, [this, lookup](const Result<DnsResolver::Endpoints>& r) {
       asio::post(ioc, [lookup, r] {
@@ -92,61 +149,136 @@ struct WebhookClient::Shard {
     return "timed out after " + std::to_string(timeout.count()) + " ms";
   }
 
-  // One attempt of `request` over `stream` (reused if still open).
-  asio::awaitable<AttemptResult> Attempt(beast::tcp_stream& stream, beast::flat_buffer& buffer,
+  // Connects `conn` to one of `endpoints` (and for TLS, shakes hands);
+  // empty on success, else what went wrong.
+  asio::awaitable<std::string> Connect(Connection& conn, Host* host, const HttpUrl& url,
+                                       const DnsResolver::Endpoints& endpoints,
+                                       SteadyTime deadline) {
+    boost::system::error_code ec;
+    if (url.tls) {
+      if (!options.tls) co_return "https:// targets need TLS, which this client was not given";
+      conn.tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(ioc, *options.tls);
+    } else {
+      conn.plain = std::make_unique<beast::tcp_stream>(ioc);
+    }
+    beast::tcp_stream& tcp_stream = *conn.lowest();
+    tcp_stream.expires_at(deadline);
+    conn.peer = co_await tcp_stream.async_connect(endpoints,
+                                                  asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+      conn.Reset();
+      co_return ec == beast::error::timeout
+          ? "connecting to " + url.HostHeader() + " " + TimeoutMessage(options.timeout)
+          : "cannot connect to " + url.HostHeader() + ": " + ec.message();
+    }
+    client.connects_.fetch_add(1, std::memory_order_relaxed);
+    tcp_stream.socket().set_option(tcp::no_delay(true), ec);
+    if (!conn.tls) co_return "";
+    SSL* ssl = conn.tls->native_handle();
+    PrepareTlsConnection(ssl, url.host);
+    if (auto it = sessions.find(host->key); it != sessions.end()) {
+      SSL_set_session(ssl, it->second.get());
+    }
+    co_await conn.tls->async_handshake(asio::ssl::stream_base::client,
+                                       asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+      std::string why = ec == beast::error::timeout
+                            ? "TLS handshake with " + url.HostHeader() + " " +
+                                  TimeoutMessage(options.timeout)
+                            : DescribeTlsFailure(ec, ssl, url.host, url.HostHeader());
+      if (SSL_get_verify_result(ssl) != X509_V_OK) sessions.erase(host->key);
+      conn.Reset();
+      co_return why;
+    }
+    client.handshakes_.fetch_add(1, std::memory_order_relaxed);
+    if (SSL_session_reused(ssl)) client.resumed_.fetch_add(1, std::memory_order_relaxed);
+    co_return "";
+  }
+
+  // One attempt of `request` over `conn` (reused if still open).
+  asio::awaitable<AttemptResult> Attempt(Connection& conn, Host* host, beast::flat_buffer& buffer,
                                          const WebhookRequest& request) {
     AttemptResult result;
     const SteadyTime start = std::chrono::steady_clock::now();
     const SteadyTime deadline = start + options.timeout;
     const HttpUrl& url = request.url;
     boost::system::error_code ec;
-    if (stream.socket().is_open() && !StillOpen(stream.socket())) stream.close();
-    if (!stream.socket().is_open()) {
+    // Where the name points now, and whether that may be reached.
+    Result<DnsResolver::Endpoints> endpoints = co_await Resolve(url, deadline);
+    if (endpoints.ok()) {
+      if (options.policy) {
+        if (Status s = options.policy->Check(url.host, *endpoints); !s.ok()) {
+          conn.Reset();
+          result.error = "target denied: " + s.message();
+          co_return result;
+        }
+      }
+      if (conn.open() && !Contains(*endpoints, conn.peer)) conn.Reset();  // the name moved
+    } else if (!conn.open()) {
+      result.error = endpoints.status().message();
+      co_return result;
+    }
+    if (conn.open() && !StillOpen(conn.lowest()->socket())) conn.Reset();
+    if (!conn.open()) {
       buffer.clear();
-      Result<DnsResolver::Endpoints> endpoints = co_await Resolve(url, deadline);
-      if (!endpoints.ok()) {
+      if (!endpoints.ok()) {  // the receiver closed it, and the name is unknown
         result.error = endpoints.status().message();
         co_return result;
       }
-      stream.expires_at(deadline);
-      co_await stream.async_connect(*endpoints, asio::redirect_error(asio::use_awaitable, ec));
-      if (ec) {
-        result.error = ec == beast::error::timeout
-                           ? "connecting to " + url.HostHeader() + " " + TimeoutMessage(options.timeout)
-                           : "cannot connect to " + url.HostHeader() + ": " + ec.message();
-        stream.close();
+      std::string error = co_await Connect(conn, host, url, *endpoints, deadline);
+      if (!error.empty()) {
+        result.error = std::move(error);
         co_return result;
       }
-      stream.socket().set_option(tcp::no_delay(true), ec);
     }
     http::request<http::string_body> req{http::verb::post, url.target, 11};
     req.set(http::field::host, url.HostHeader());
     req.set(http::field::content_type, "application/json");
     req.set(http::field::user_agent, "tickwheel");
     for (const auto& [name, value] : request.headers) req.set(name, value);
+    if (options.signer && !request.message_id.empty()) {
+      const std::int64_t now = options.unix_seconds ? options.unix_seconds()
+                                                    : static_cast<std::int64_t>(std::time(nullptr));
+      req.set("webhook-id", request.message_id);
+      req.set("webhook-timestamp", std::to_string(now));
+      req.set("webhook-signature", options.signer->Sign(request.message_id, now, request.body));
+    }
     req.keep_alive(true);
     req.body() = request.body;
     req.prepare_payload();
-    stream.expires_at(deadline);
-    const std::size_t written = co_await http::async_write(
-        stream, req, asio::redirect_error(asio::use_awaitable, ec));
-    http::response<http::string_body> res;
-    if (!ec) {
-      http::response_parser<http::string_body> parser;
-      parser.body_limit(64 * 1024);  // the answer is only looked at for its status
-      co_await http::async_read(stream, buffer, parser,
-                                asio::redirect_error(asio::use_awaitable, ec));
-      if (!ec || ec == http::error::body_limit) res = parser.release();
-      if (ec == http::error::body_limit) ec = {};
+    conn.lowest()->expires_at(deadline);
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(64 * 1024);  // the answer is only looked at for its status
+    std::size_t written = 0;
+    if (conn.tls) {
+      written = co_await Exchange(*conn.tls, buffer, req, parser, ec);
+    } else {
+      written = co_await Exchange(*conn.plain, buffer, req, parser, ec);
     }
+    http::response<http::string_body> res;
+    if (!ec || ec == http::error::body_limit) res = parser.release();
+    if (ec == http::error::body_limit) ec = {};
     result.latency_ms = std::chrono::duration<double, std::milli>(
                             std::chrono::steady_clock::now() - start).count();
     if (ec) {
-      stream.close();
+      conn.Reset();
       result.unanswered = written > 0;
       result.error = ec == beast::error::timeout ? TimeoutMessage(options.timeout)
                                                  : "connection error: " + ec.message();
       co_return result;
+    }
+    if (conn.tls && !conn.session_saved) {
+      // After the first answer: a TLS 1.3 session ticket has arrived by now.
+      // A copy: OpenSSL marks a connection's own session not resumable
+      // when the connection is closed without a TLS shutdown.
+      SSL_SESSION* current = SSL_get_session(conn.tls->native_handle());
+      SSL_SESSION* session =
+          current != nullptr && SSL_SESSION_is_resumable(current) ? SSL_SESSION_dup(current) : nullptr;
+      if (session != nullptr) {
+        if (sessions.size() >= kMaxSessions && !sessions.count(host->key)) sessions.clear();
+        sessions[host->key].reset(session, SessionFree());
+        conn.session_saved = true;
+      }
     }
     result.status = static_cast<int>(res.result_int());
     if (result.status >= 200 && result.status < 300) {
@@ -159,15 +291,15 @@ struct WebhookClient::Shard {
         }
       }
     }
-    if (!res.keep_alive()) stream.close();
+    if (!res.keep_alive()) conn.Reset();
     co_return result;
   }
 
   asio::awaitable<void> Worker(Host* host) {
-    beast::tcp_stream stream(ioc);
+    Connection conn;
     asio::steady_timer wake(ioc);
     beast::flat_buffer buffer;
-    streams.insert(&stream);
+    connections.insert(&conn);
     for (;;) {
       bool timed_out = false;
       while (host->queue.empty() && !stopping && !timed_out) {
@@ -181,14 +313,14 @@ struct WebhookClient::Shard {
       if (host->queue.empty() || stopping) break;
       Job job = std::move(host->queue.front());
       host->queue.pop_front();
-      AttemptResult result = co_await Attempt(stream, buffer, job.request);
+      AttemptResult result = co_await Attempt(conn, host, buffer, job.request);
       if (stopping && result.kind != AttemptResult::Kind::kDelivered) {
         result = AttemptResult::Aborted("the server stopped during the attempt");
       }
       job.done(std::move(result));
     }
-    stream.close();
-    streams.erase(&stream);
+    conn.Reset();
+    connections.erase(&conn);
     if (--host->workers == 0 && host->queue.empty()) hosts.erase(host->key);
   }
 
@@ -197,7 +329,8 @@ struct WebhookClient::Shard {
       job.done(AttemptResult::Aborted("the server is stopping"));
       return;
     }
-    std::string key = job.request.url.HostHeader();
+    const HttpUrl& url = job.request.url;
+    std::string key = (url.tls ? "https://" : "http://") + url.HostHeader();
     auto& slot = hosts[key];
     if (!slot) {
       slot = std::make_unique<Host>();
@@ -227,17 +360,24 @@ struct WebhookClient::Shard {
       host->idle.clear();
     }
     for (asio::steady_timer* t : lookups) t->cancel();
-    for (beast::tcp_stream* s : streams) s->cancel();
+    // Closed, not just cancelled: an attempt between two operations (its
+    // write done, its read not yet started) would miss a cancel and wait
+    // for its timeout; on a closed socket the next operation fails at once.
+    for (Connection* c : connections) {
+      if (beast::tcp_stream* t = c->lowest()) t->close();
+    }
   }
 
   const WebhookClientOptions& options;
   const std::size_t shard_index;
+  WebhookClient& client;
   DnsResolver& resolver;
   asio::io_context ioc{1};
   asio::executor_work_guard<asio::io_context::executor_type> work;
   // Only the shard's thread touches these.
   std::unordered_map<std::string, std::unique_ptr<Host>> hosts;
-  std::unordered_set<beast::tcp_stream*> streams;
+  std::unordered_set<Connection*> connections;
+  std::unordered_map<std::string, std::shared_ptr<SSL_SESSION>> sessions;
   std::unordered_set<asio::steady_timer*> lookups;
   bool stopping = false;
   std::thread thread;
@@ -251,7 +391,7 @@ WebhookClient::WebhookClient(WebhookClientOptions options)
       }()),
       resolver_(options_.dns) {
   for (unsigned i = 0; i < options_.threads; ++i) {
-    shards_.push_back(std::make_unique<Shard>(options_, i, resolver_));
+    shards_.push_back(std::make_unique<Shard>(options_, i, *this));
   }
 }
 
@@ -287,7 +427,7 @@ std::size_t WebhookClient::hosts() const {
 std::size_t WebhookClient::connections() const {
   return SumOverShards(shards_, [](const Shard& s) {
     std::size_t open = 0;
-    for (const beast::tcp_stream* stream : s.streams) open += stream->socket().is_open() ? 1 : 0;
+    for (Connection* c : s.connections) open += c->open() ? 1 : 0;
     return open;
   });
 }

@@ -1,10 +1,13 @@
-// WebhookClient: HTTP POSTs to many hosts over pooled keep-alive
-// connections, with a per-host connection limit and a timeout per attempt.
+// WebhookClient: HTTP and HTTPS POSTs to many hosts over pooled keep-alive
+// connections, with a per-host connection limit and a timeout per attempt;
+// every attempt's addresses checked by the SSRF guard; requests signed.
 #ifndef TICKWHEEL_SERVER_DELIVERY_WEBHOOK_CLIENT_H_
 #define TICKWHEEL_SERVER_DELIVERY_WEBHOOK_CLIENT_H_
 
 #include <atomic>
+#include <boost/asio/ssl/context.hpp>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -12,7 +15,9 @@
 #include <vector>
 
 #include "delivery/attempt_result.h"
-#include "delivery/dns_resolver.h"
+#include "delivery/webhook_signer.h"
+#include "egress/dns_resolver.h"
+#include "egress/target_policy.h"
 #include "timer/http_url.h"
 
 namespace tickwheel::server {
@@ -26,22 +31,43 @@ struct WebhookClientOptions {
   // with no connection and nothing queued is forgotten.
   std::chrono::milliseconds idle_timeout{std::chrono::seconds(30)};
   DnsResolverOptions dns;
+  // For https:// targets (delivery/tls_client.h); null: they fail.
+  std::shared_ptr<boost::asio::ssl::context> tls;
+  // Where requests may go, checked on the addresses the host resolves to
+  // at every attempt; null: anywhere.
+  std::shared_ptr<const TargetPolicy> policy;
+  // Signs every request that has a message_id; null: none is signed.
+  std::shared_ptr<const WebhookSigner> signer;
+  // Unix seconds, for webhook-timestamp; the system clock when empty.
+  std::function<std::int64_t()> unix_seconds;
 };
 
 struct WebhookRequest {
   HttpUrl url;
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;
+  // webhook-id (the timer id) when the client signs; empty: not signed.
+  std::string message_id;
 };
 
 // The client is `threads` shards, each a thread with its own connections.
 // A host's limit is split over the shards (a limit of 1 is one connection,
 // on one shard), and its requests go, in turn, to the shards that have a
-// share. In a shard each host has a queue and up to its share of
-// connections, each one request at a time. Before a kept-alive connection
-// is reused it is checked for having been closed by the receiver; a request
-// is sent once per attempt and never re-sent on its own: once any of it is
-// written, a failure is the attempt's (AttemptResult::unanswered).
+// share. In a shard each host (scheme, name and port) has a queue and up
+// to its share of connections, each one request at a time. Before a
+// kept-alive connection is reused it is checked for having been closed by
+// the receiver; a request is sent once per attempt and never re-sent on its
+// own: once any of it is written, a failure is the attempt's
+// (AttemptResult::unanswered).
+//
+// Every attempt looks its host up (the resolver's cache makes that cheap)
+// and checks the addresses against the policy: a name that now resolves to
+// a denied address fails the attempt, even with a connection open, and a
+// connection to an address the name no longer has is closed. If the lookup
+// fails, an open connection is used (its address was checked when it was
+// made). https:// connections verify the receiver's certificate
+// (delivery/tls_client.h) and keep the TLS session for resuming the next
+// connection to that host.
 //
 // Thread safety: Post from any thread. Callbacks run on one of the client's
 // threads, so they must be quick; they may call Post.
@@ -59,6 +85,16 @@ class WebhookClient {
   std::size_t hosts() const;
   std::size_t connections() const;
 
+  // Since the start, from any thread: connections made, TLS handshakes
+  // completed, and how many of those resumed a session.
+  std::uint64_t connects() const { return connects_.load(std::memory_order_relaxed); }
+  std::uint64_t tls_handshakes() const { return handshakes_.load(std::memory_order_relaxed); }
+  std::uint64_t tls_resumed() const { return resumed_.load(std::memory_order_relaxed); }
+
+  // The client's resolver (the API checks targets at create with it, and
+  // so shares its cache).
+  DnsResolver& resolver() { return resolver_; }
+
   // Gives up: queued requests and those in progress end kAborted, then the
   // threads stop. Idempotent.
   void Stop();
@@ -69,6 +105,9 @@ class WebhookClient {
  private:
   const WebhookClientOptions options_;
   DnsResolver resolver_;
+  std::atomic<std::uint64_t> connects_{0};
+  std::atomic<std::uint64_t> handshakes_{0};
+  std::atomic<std::uint64_t> resumed_{0};
   std::vector<std::unique_ptr<Shard>> shards_;
   std::atomic<std::size_t> next_{0};
 };

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include "api/http_server.h"
 #include "api/timer_request.h"
@@ -33,6 +34,19 @@ struct ServeOptions {
   // finished; 0 keeps them forever.
   std::chrono::milliseconds retention{std::chrono::hours(24 * 7)};
   std::string log_level = "info";
+
+  // Access (docs/server.md, "Access").
+  std::string auth_token_file;         // "ROLE TOKEN" lines; empty: no tokens
+  bool metrics_auth = false;           // /metrics needs a token too
+  bool allow_unauthenticated = false;  // no tokens on a non-loopback address
+  std::string tls_cert, tls_key;       // HTTPS for the API (both or neither)
+
+  // Delivery security (docs/server.md, "HTTPS targets", "Signed webhooks",
+  // "The SSRF guard").
+  std::string ca_file;                // a private CA for https:// targets
+  bool insecure_skip_verify = false;  // tests only: no certificate checks
+  std::string webhook_secret_file;    // whsec_ secrets; empty: unsigned
+  std::vector<std::string> target_allow, target_deny;  // CIDRs and host names
 };
 
 }  // namespace tickwheel::server

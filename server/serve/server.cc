@@ -9,6 +9,9 @@
 #include <numeric>
 
 #include "common/redact.h"
+#include "delivery/tls_client.h"
+#include "delivery/webhook_signer.h"
+#include "egress/target_policy.h"
 
 namespace tickwheel::server {
 
@@ -60,6 +63,54 @@ bool WaitFor(const std::function<bool()>& done, std::chrono::steady_clock::time_
   return true;
 }
 
+// What guards the server and its deliveries, made from the options before
+// anything starts, so a bad file or flag stops it at once.
+struct Security {
+  ApiAccess access;
+  std::shared_ptr<asio::ssl::context> api_tls;
+  std::shared_ptr<asio::ssl::context> client_tls;
+  std::shared_ptr<const WebhookSigner> signer;
+  std::shared_ptr<const TargetPolicy> policy;
+};
+
+Result<Security> MakeSecurity(const ServeOptions& options, const tcp::endpoint& endpoint) {
+  Security out;
+  if (!options.auth_token_file.empty()) {
+    Result<TokenAuth> auth = TokenAuth::FromFile(options.auth_token_file);
+    if (!auth.ok()) return auth.status();
+    out.access.auth = std::move(*auth);
+  } else if (!endpoint.address().is_loopback() && !options.allow_unauthenticated) {
+    return Status::Invalid(
+        "bad_flag", "refusing to listen on " + options.listen +
+                        " without --auth-token-file: anyone who can reach it could create, read "
+                        "and cancel timers (give --auth-token-file, or --allow-unauthenticated "
+                        "if something in front of the server authenticates)");
+  }
+  out.access.metrics_auth = options.metrics_auth;
+  if (options.metrics_auth && !out.access.auth.enabled()) {
+    return Status::Invalid("bad_flag", "--metrics-auth needs --auth-token-file (the tokens it checks)");
+  }
+  if (!options.tls_cert.empty() || !options.tls_key.empty()) {
+    Result<std::shared_ptr<asio::ssl::context>> tls =
+        MakeTlsServerContext(options.tls_cert, options.tls_key);
+    if (!tls.ok()) return tls.status();
+    out.api_tls = std::move(*tls);
+  }
+  Result<std::shared_ptr<asio::ssl::context>> client_tls =
+      MakeTlsClientContext({options.ca_file, options.insecure_skip_verify});
+  if (!client_tls.ok()) return client_tls.status();
+  out.client_tls = std::move(*client_tls);
+  if (!options.webhook_secret_file.empty()) {
+    Result<WebhookSigner> signer = WebhookSigner::FromFile(options.webhook_secret_file);
+    if (!signer.ok()) return signer.status();
+    out.signer = std::make_shared<const WebhookSigner>(std::move(*signer));
+  }
+  Result<TargetPolicy> policy = TargetPolicy::Make(options.target_allow, options.target_deny);
+  if (!policy.ok()) return policy.status();
+  out.policy = std::make_shared<const TargetPolicy>(std::move(*policy));
+  return out;
+}
+
 }  // namespace
 
 Server::Server(const ServeOptions& options, ServerClock& clock)
@@ -68,6 +119,8 @@ Server::Server(const ServeOptions& options, ServerClock& clock)
 Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, ServerClock& clock) {
   Result<tcp::endpoint> endpoint = ParseListen(options.listen);
   if (!endpoint.ok()) return endpoint.status();
+  Result<Security> security = MakeSecurity(options, *endpoint);
+  if (!security.ok()) return security.status();
   std::unique_ptr<Server> s(new Server(options, clock));
   Metrics& metrics = s->metrics_;
   Server* raw = s.get();
@@ -122,12 +175,26 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
 
   if (!options.nats.empty()) {
     Result<std::unique_ptr<NatsPublisher>> nats =
-        NatsPublisher::Connect(options.nats, options.webhook.timeout, 4);
+        NatsPublisher::Connect(options.nats, options.webhook.timeout, 4, security->signer);
     if (!nats.ok()) return nats.status();
     s->nats_ = std::move(*nats);
     spdlog::info("NATS targets publish to JetStream at {}", RedactUrl(options.nats));
   }
-  s->webhook_ = std::make_unique<WebhookClient>(options.webhook);
+  WebhookClientOptions webhook = options.webhook;
+  webhook.tls = security->client_tls;
+  webhook.policy = security->policy;
+  webhook.signer = security->signer;
+  s->webhook_ = std::make_unique<WebhookClient>(webhook);
+  if (options.insecure_skip_verify) {
+    spdlog::warn("--insecure-skip-verify: the certificates of https:// receivers are NOT checked; "
+                 "anyone on the path can read and forge deliveries. For tests only.");
+  }
+  spdlog::info("webhooks: https:// verified against the system's CAs{}; {}; SSRF guard: {}",
+               options.ca_file.empty() ? "" : " and --ca-file " + options.ca_file,
+               security->signer ? "signed with " + std::to_string(security->signer->secrets()) +
+                                      " secret(s) (Standard Webhooks)"
+                                : "not signed (no --webhook-secret-file)",
+               security->policy->Describe());
   s->scheduler_ = std::make_unique<Scheduler>(
       *s->store_, clock, options.scheduler,
       [raw](std::vector<DueEntry> due) { raw->dispatcher_->OnFired(std::move(due)); });
@@ -139,13 +206,29 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
 
   ApiLimits limits = options.limits;
   limits.nats_enabled = s->nats_ != nullptr;
-  s->handlers_ = std::make_unique<TimerHandlers>(*s->store_, clock, metrics, limits);
+  limits.https_enabled = true;
+  TargetCheck targets;
+  targets.policy = security->policy.get();
+  targets.resolver = &s->webhook_->resolver();
+  s->policy_ = security->policy;
+  s->handlers_ = std::make_unique<TimerHandlers>(*s->store_, clock, metrics, limits, targets);
+  const bool tokens = security->access.auth.enabled();
+  const std::size_t token_count = security->access.auth.size();
   s->api_ = std::make_unique<Api>(
       *s->handlers_, metrics, [raw](std::string& out) { raw->AppendGauges(out); },
-      [raw] { return raw->HealthDetail(); });
+      [raw] { return raw->HealthDetail(); }, std::move(security->access));
+  if (tokens) {
+    spdlog::info("access: {} token(s) from --auth-token-file; /metrics {}", token_count,
+                 options.metrics_auth ? "needs a token" : "open");
+  } else {
+    spdlog::warn("access: no --auth-token-file: anyone who can reach {} may create, read and "
+                 "cancel timers", options.listen);
+  }
+  HttpServerOptions http_options = options.http;
+  http_options.tls = security->api_tls;
   try {
     s->http_ = std::make_unique<HttpServer>(
-        s->ioc_, *endpoint, options.http,
+        s->ioc_, *endpoint, http_options,
         [raw](HttpRequest& req) { return raw->api_->Handle(req); });
   } catch (const boost::system::system_error& e) {
     return Status::Unavailable("cannot listen on " + options.listen + ": " + e.code().message() +
@@ -168,8 +251,8 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
   for (unsigned i = 0; i < std::max(1u, options.threads); ++i) {
     s->http_threads_.emplace_back([raw] { raw->ioc_.run(); });
   }
-  spdlog::info("tickwheel serve: listening on {}:{}, {}", endpoint->address().to_string(),
-               s->http_->port(),
+  spdlog::info("tickwheel serve: listening on {}://{}:{}, {}", http_options.tls ? "https" : "http",
+               endpoint->address().to_string(), s->http_->port(),
                cluster ? "cluster node " + node_id + " over " +
                              std::to_string(s->store_->shard_count()) + " shards"
                        : "data in " + options.data_dir);
@@ -213,6 +296,9 @@ void Server::AppendGauges(std::string& out) const {
   AppendGauge(out, "tickwheel_http_connections", "API connections open.", static_cast<double>(http_->open_connections()));
   AppendGauge(out, "tickwheel_http_request_memory_bytes", "Request memory reserved by requests being served.", static_cast<double>(http_->reserved_memory()));
   AppendGauge(out, "tickwheel_webhook_connections", "Webhook connections open.", static_cast<double>(webhook_->connections()));
+  AppendCounter(out, "tickwheel_webhook_connects_total", "Webhook connections made (plain and TLS).", webhook_->connects());
+  AppendCounter(out, "tickwheel_webhook_tls_handshakes_total", "TLS handshakes with https:// receivers completed.", webhook_->tls_handshakes());
+  AppendCounter(out, "tickwheel_webhook_tls_resumed_total", "Of those, handshakes that resumed a session.", webhook_->tls_resumed());
   if (leases_) {
     AppendGauge(out, "tickwheel_cluster_shards_owned", "Shards whose lease this node holds.", static_cast<double>(leases_->owned().size()));
     AppendGauge(out, "tickwheel_cluster_leases_held", "1 if the node holds its leases, renewed in time.", leases_->holds_leases() ? 1 : 0);

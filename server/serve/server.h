@@ -21,6 +21,7 @@
 #include "delivery/dispatcher.h"
 #include "delivery/nats_publisher.h"
 #include "delivery/webhook_client.h"
+#include "egress/target_policy.h"
 #include "scheduler/scheduler.h"
 #include "serve/serve_options.h"
 #include "store/retention.h"
@@ -57,6 +58,7 @@ class Server {
   ServerClock& clock_;
   std::string node_id_;  // cluster mode
   Metrics metrics_;
+  std::shared_ptr<const TargetPolicy> policy_;  // shared with the webhook client
   std::unique_ptr<LeaseManager> leases_;  // cluster mode
   std::unique_ptr<TimerStore> store_;
   std::unique_ptr<NatsPublisher> nats_;

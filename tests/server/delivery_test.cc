@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <mutex>
 #include <future>
 #include <thread>
 
@@ -10,11 +11,16 @@
 #include "common/server_clock.h"
 #include "delivery/dispatcher.h"
 #include "delivery/retry_after.h"
+#include "delivery/tls_client.h"
 #include "delivery/webhook_client.h"
+#include "delivery/webhook_signer.h"
 #include "scheduler/scheduler.h"
 #include "store/rocksdb_timer_store.h"
 #include "store_test_util.h"
 #include "support/faulty_file_system.h"
+#include "support/server_process.h"
+#include "support/standard_webhooks.h"
+#include "support/test_pki.h"
 #include "support/webhook_receiver.h"
 
 namespace tickwheel::server {
@@ -214,6 +220,192 @@ TEST(WebhookClientTest, StopAbortsWhatIsQueuedAndInFlight) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(5000)) << "waited for the timeout";
   EXPECT_EQ(first.get_future().get().kind, AttemptResult::Kind::kAborted);
   EXPECT_EQ(second.get_future().get().kind, AttemptResult::Kind::kAborted);
+}
+
+// --- HTTPS, signatures and the SSRF guard, per attempt ---
+
+using Endpoints = std::vector<boost::asio::ip::tcp::endpoint>;
+
+// Every name resolves to `*address` (changed by the test), at the port asked.
+std::function<Result<Endpoints>(const std::string&, const std::string&)> LookupTo(
+    std::shared_ptr<std::string> address, std::shared_ptr<std::mutex> mutex) {
+  return [address, mutex](const std::string&, const std::string& port) -> Result<Endpoints> {
+    std::lock_guard lock(*mutex);
+    return Endpoints{{boost::asio::ip::make_address(*address),
+                      static_cast<unsigned short>(std::stoi(port))}};
+  };
+}
+
+// Certificates made once for the suite with the openssl command line.
+class WebhookTlsTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new testing::TempDir();
+    pki_ = new testing::TestPki(dir_->path());
+    const std::vector<std::string> sans = {"DNS:receiver.test", "IP:127.0.0.1"};
+    valid_ = pki_->Issue("valid", sans);
+    expired_ = pki_->Issue("expired", sans, -1);
+    wrong_host_ = pki_->Issue("wrong-host", {"DNS:other.example"});
+    unknown_ca_ = pki_->Issue("unknown-ca-cert", sans, 2, true);
+  }
+  static void TearDownTestSuite() {
+    delete pki_;
+    delete dir_;
+  }
+
+  static WebhookClientOptions Options(bool with_ca = true) {
+    WebhookClientOptions o;
+    o.threads = 1;
+    o.max_connections_per_host = 2;
+    o.tls = *MakeTlsClientContext({with_ca ? pki_->ca_file() : ""});
+    o.dns.lookup = LookupTo(std::make_shared<std::string>("127.0.0.1"), std::make_shared<std::mutex>());
+    return o;
+  }
+  static WebhookRequest To(const testing::WebhookReceiver& r, const std::string& host,
+                           const std::string& id = "t") {
+    WebhookRequest req{*ParseHttpUrl(r.url_for(host)), "{\"id\":\"" + id + "\"}", {}};
+    req.headers.emplace_back("Idempotency-Key", id);
+    return req;
+  }
+  static testing::WebhookReceiver Receiver(const testing::CertFiles& cert) {
+    return testing::WebhookReceiver(testing::ReceiverOptions{1, true, cert.cert, cert.key});
+  }
+
+  static testing::TempDir* dir_;
+  static testing::TestPki* pki_;
+  static testing::CertFiles valid_, expired_, wrong_host_, unknown_ca_;
+};
+testing::TempDir* WebhookTlsTest::dir_;
+testing::TestPki* WebhookTlsTest::pki_;
+testing::CertFiles WebhookTlsTest::valid_, WebhookTlsTest::expired_, WebhookTlsTest::wrong_host_,
+    WebhookTlsTest::unknown_ca_;
+
+TEST_F(WebhookTlsTest, AVerifiedReceiverGetsEveryRequestOverFewReusedConnectionsWithSni) {
+  testing::WebhookReceiver receiver(testing::ReceiverOptions{2, true, valid_.cert, valid_.key});
+  WebhookClient client(Options());
+  std::atomic<int> done{0};
+  for (int i = 0; i < 60; ++i) {
+    client.Post(To(receiver, "receiver.test", "t" + std::to_string(i)), [&](AttemptResult r) {
+      EXPECT_EQ(r.kind, AttemptResult::Kind::kDelivered) << r.error;
+      ++done;
+    });
+  }
+  ASSERT_TRUE(Eventually([&] { return done == 60; }));
+  EXPECT_EQ(receiver.count(), 60u);
+  EXPECT_LE(receiver.handshakes(), 2u);  // the host's limit: connections are kept
+  EXPECT_EQ(client.tls_handshakes(), receiver.handshakes());
+  for (const testing::Delivery& d : receiver.deliveries()) EXPECT_EQ(d.sni, "receiver.test");
+  // By IP address: the certificate's IP entry is checked; no SNI is sent.
+  EXPECT_EQ(PostAndWait(client, To(receiver, "127.0.0.1")).kind, AttemptResult::Kind::kDelivered);
+  EXPECT_EQ(receiver.deliveries().back().sni, "");
+}
+
+TEST_F(WebhookTlsTest, CertificateErrorsFailTheAttemptSayingWhatIsWrong) {
+  struct Case {
+    const testing::CertFiles* cert;
+    bool with_ca;
+    const char* says;
+  };
+  for (const Case& c : {Case{&expired_, true, "the certificate has expired"},
+                        Case{&wrong_host_, true, "is not for receiver.test (wrong host)"},
+                        Case{&unknown_ca_, true, "signed by an unknown CA"},
+                        Case{&valid_, false, "signed by an unknown CA"}}) {
+    testing::WebhookReceiver receiver = Receiver(*c.cert);
+    WebhookClient client(Options(c.with_ca));
+    AttemptResult r = PostAndWait(client, To(receiver, "receiver.test"));
+    EXPECT_EQ(r.kind, AttemptResult::Kind::kFailed);
+    EXPECT_NE(r.error.find(c.says), std::string::npos) << r.error;
+    EXPECT_NE(r.error.find("TLS handshake with receiver.test:"), std::string::npos) << r.error;
+    EXPECT_FALSE(r.unanswered);  // nothing was sent
+    EXPECT_EQ(receiver.count(), 0u);
+    EXPECT_EQ(client.connections(), 0u);
+  }
+  // A plain HTTP receiver addressed as https://.
+  WebhookReceiver plain;
+  WebhookClient client(Options());
+  WebhookRequest request = To(plain, "receiver.test");
+  request.url.tls = true;  // https://receiver.test:PORT/hook
+  AttemptResult r = PostAndWait(client, request);
+  EXPECT_EQ(r.kind, AttemptResult::Kind::kFailed);
+  EXPECT_NE(r.error.find("TLS handshake"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("does the receiver speak TLS"), std::string::npos) << r.error;
+}
+
+TEST_F(WebhookTlsTest, ANewConnectionResumesTheHostsTlsSession) {
+  testing::WebhookReceiver receiver = Receiver(valid_);
+  WebhookClientOptions options = Options();
+  options.idle_timeout = milliseconds(100);
+  WebhookClient client(options);
+  ASSERT_EQ(PostAndWait(client, To(receiver, "receiver.test")).kind, AttemptResult::Kind::kDelivered);
+  ASSERT_TRUE(Eventually([&] { return client.connections() == 0; }));
+  ASSERT_EQ(PostAndWait(client, To(receiver, "receiver.test")).kind, AttemptResult::Kind::kDelivered);
+  EXPECT_EQ(client.tls_handshakes(), 2u);
+  EXPECT_EQ(client.tls_resumed(), 1u);
+  EXPECT_EQ(receiver.handshakes(), 2u);
+}
+
+TEST(WebhookSigningTest, EachRequestCarriesStandardWebhooksSignaturesOfEverySecret) {
+  const std::string old_secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+  const std::string new_secret = "whsec_dGhlIG5ldyBzZWNyZXQgb2YgdGhlIHJvdGF0aW9u";
+  WebhookReceiver receiver;
+  WebhookClientOptions options;
+  options.signer = std::make_shared<WebhookSigner>(
+      *WebhookSigner::FromLines({old_secret, new_secret}, "test"));
+  options.unix_seconds = [] { return std::int64_t{1700000000}; };
+  WebhookClient client(options);
+  WebhookRequest signed_request = RequestTo(receiver, "t1");
+  signed_request.message_id = "t1";
+  ASSERT_EQ(PostAndWait(client, signed_request).kind, AttemptResult::Kind::kDelivered);
+  ASSERT_EQ(PostAndWait(client, RequestTo(receiver, "t2")).kind, AttemptResult::Kind::kDelivered);
+  const std::vector<testing::Delivery> d = receiver.deliveries();
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0].headers.at("webhook-id"), "t1");
+  EXPECT_EQ(d[0].headers.at("webhook-timestamp"), "1700000000");
+  std::string why;
+  EXPECT_TRUE(testing::VerifyStandardWebhook(old_secret, d[0].headers, d[0].body, &why)) << why;
+  EXPECT_TRUE(testing::VerifyStandardWebhook(new_secret, d[0].headers, d[0].body, &why)) << why;
+  EXPECT_FALSE(testing::VerifyStandardWebhook("whsec_c29tZSBvdGhlciBzZWNyZXQgb2YgMjQgYnl0ZXM=",
+                                              d[0].headers, d[0].body, &why));
+  auto tampered = d[0].headers;
+  tampered["webhook-timestamp"] = "1700000001";
+  EXPECT_FALSE(testing::VerifyStandardWebhook(old_secret, tampered, d[0].body, &why));
+  EXPECT_EQ(d[1].headers.count("webhook-signature"), 0u);  // no message id: not signed
+}
+
+// The SSRF guard at the attempt: the name's addresses are checked every
+// time, so DNS that changes after the create cannot aim the server at a
+// denied address, even while a connection to the old one is open.
+TEST(WebhookSsrfTest, ANameThatNowResolvesToADeniedAddressFailsTheAttempt) {
+  WebhookReceiver receiver;
+  auto address = std::make_shared<std::string>("127.0.0.1");
+  auto mutex = std::make_shared<std::mutex>();
+  WebhookClientOptions options;
+  options.threads = 1;
+  options.dns.ttl = std::chrono::seconds(0);  // every attempt looks up again
+  options.dns.lookup = LookupTo(address, mutex);
+  options.policy = std::make_shared<TargetPolicy>();
+  WebhookClient client(options);
+  WebhookRequest request = RequestTo(receiver);
+  request.url = *ParseHttpUrl(receiver.url_for("hooks.test"));
+  ASSERT_EQ(PostAndWait(client, request).kind, AttemptResult::Kind::kDelivered);
+  EXPECT_EQ(client.connections(), 1u);
+  {
+    std::lock_guard lock(*mutex);
+    *address = "169.254.169.254";
+  }
+  AttemptResult denied = PostAndWait(client, request);
+  EXPECT_EQ(denied.kind, AttemptResult::Kind::kFailed);
+  EXPECT_NE(denied.error.find("target denied: hooks.test (169.254.169.254)"), std::string::npos)
+      << denied.error;
+  EXPECT_FALSE(denied.unanswered);
+  EXPECT_EQ(receiver.count(), 1u);
+  EXPECT_EQ(client.connections(), 0u);  // the old connection is not used either
+  {
+    std::lock_guard lock(*mutex);
+    *address = "127.0.0.1";
+  }
+  ASSERT_EQ(PostAndWait(client, request).kind, AttemptResult::Kind::kDelivered);
+  EXPECT_EQ(receiver.accepted(), 2u);
 }
 
 constexpr std::int64_t kStart = 1'800'000'000'000;

@@ -253,7 +253,7 @@ TEST_P(ServerApiTest, BadInputIsRejectedWithTheFieldNamedAndNothingStored) {
       {"both delay and fire_at", R"({"id":"bad-9","delay_ms":1,"fire_at_ms":1)" + t + "}", 400, "conflicting_fields", "delay_ms"},
       {"no time", R"({"id":"bad-10")" + t + "}", 400, "missing_field", "delay_ms"},
       {"no target", R"({"id":"bad-11","delay_ms":1})", 400, "missing_field", "target"},
-      {"https target", R"({"id":"bad-12","delay_ms":1,"target":{"url":"https://example.com/x"}})", 400, "unsupported_target", "target.url"},
+      {"ftp target", R"({"id":"bad-12","delay_ms":1,"target":{"url":"ftp://example.com/x"}})", 400, "unsupported_target", "target.url"},
       {"nats target", R"({"id":"bad-13","delay_ms":1,"target":{"nats":"orders"}})", 400, "unsupported_target", "target.nats"},
       {"url without host", R"({"id":"bad-14","delay_ms":1,"target":{"url":"http:///x"}})", 400, "invalid_value", "target.url"},
       {"unknown target field", R"({"id":"bad-15","delay_ms":1,"target":{"uri":"http://a/"}})", 400, "unknown_field", "target.uri"},
@@ -263,6 +263,10 @@ TEST_P(ServerApiTest, BadInputIsRejectedWithTheFieldNamedAndNothingStored) {
       {"id as a number", R"({"id":17,"delay_ms":1)" + t + "}", 400, "invalid_type", "id"},
       {"retry attempts zero", R"({"id":"bad-17","delay_ms":1,"retry":{"max_attempts":0})" + t + "}", 400, "out_of_range", "retry.max_attempts"},
       {"retry typo", R"({"id":"bad-18","delay_ms":1,"retry":{"attempts":3})" + t + "}", 400, "unknown_field", "retry.attempts"},
+      {"hop-by-hop header", R"({"id":"bad-19","delay_ms":1,"target":{"url":")" + u + R"(","headers":{"Connection":"close"}}})", 400, "reserved_header", "target.headers.Connection"},
+      {"framing header", R"({"id":"bad-20","delay_ms":1,"target":{"url":")" + u + R"(","headers":{"Transfer-Encoding":"chunked"}}})", 400, "reserved_header", "target.headers.Transfer-Encoding"},
+      {"the metadata address", R"({"id":"bad-21","delay_ms":1,"target":{"url":"http://169.254.169.254/latest/meta-data"}})", 400, "target_denied", "target.url"},
+      {"a mapped metadata address", R"({"id":"bad-22","delay_ms":1,"target":{"url":"http://[::ffff:169.254.169.254]/"}})", 400, "target_denied", "target.url"},
   };
   for (const BadInput& c : cases) {
     JsonCall r = Call(client_, "POST", "/v1/timers", c.body);
@@ -271,7 +275,7 @@ TEST_P(ServerApiTest, BadInputIsRejectedWithTheFieldNamedAndNothingStored) {
     EXPECT_EQ(ErrorField(r), c.field) << c.name << ": " << r.raw;
     EXPECT_FALSE(r.body.at("error").at("message").as_string().empty()) << c.name;
   }
-  for (int i = 1; i <= 18; ++i) {
+  for (int i = 1; i <= 22; ++i) {
     EXPECT_EQ(Call(client_, "GET", "/v1/timers/bad-" + std::to_string(i)).status, 404) << i;
   }
   JsonCall list = Call(client_, "GET", "/v1/timers?state=pending&limit=1000");

@@ -197,7 +197,7 @@ TEST_F(ServerDeliveryTest, ClientCommandsTalkToTheServer) {
   auto [missing_rc, missing_out] = run("get nope");
   EXPECT_EQ(missing_rc, 1);
   EXPECT_NE(missing_out.find("not_found"), std::string::npos) << missing_out;
-  auto [bad_rc, bad_out] = run("add --in 1s --url https://x/");
+  auto [bad_rc, bad_out] = run("add --in 1s --url ftp://x/");
   EXPECT_EQ(bad_rc, 1);
   EXPECT_NE(bad_out.find("unsupported_target"), std::string::npos) << bad_out;
 }

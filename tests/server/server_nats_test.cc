@@ -11,6 +11,7 @@
 #include <set>
 
 #include "server_test_util.h"
+#include "support/standard_webhooks.h"
 
 namespace tickwheel::testing {
 namespace {
@@ -75,9 +76,10 @@ class NatsReader {
     jsCtx_Destroy(js_);
     natsConnection_Destroy(nc_);
   }
-  // The next message's (subject, body, Nats-Msg-Id); empty subject after
-  // `patience`.
-  std::tuple<std::string, std::string, std::string> Next(std::chrono::milliseconds patience) {
+  // The next message's (subject, body, Nats-Msg-Id) and its webhook-*
+  // headers; empty subject after `patience`.
+  std::tuple<std::string, std::string, std::string> Next(
+      std::chrono::milliseconds patience, std::map<std::string, std::string>* headers = nullptr) {
     natsMsg* msg = nullptr;
     if (natsSubscription_NextMsg(&msg, sub_, patience.count()) != NATS_OK) return {};
     std::string subject = natsMsg_GetSubject(msg);
@@ -85,6 +87,12 @@ class NatsReader {
     const char* id = nullptr;
     natsMsgHeader_Get(msg, "Nats-Msg-Id", &id);
     std::string msg_id = id ? id : "";
+    if (headers != nullptr) {
+      for (const char* name : {"webhook-id", "webhook-timestamp", "webhook-signature"}) {
+        const char* value = nullptr;
+        if (natsMsgHeader_Get(msg, name, &value) == NATS_OK && value) (*headers)[name] = value;
+      }
+    }
     natsMsg_Destroy(msg);
     return {subject, body, msg_id};
   }
@@ -95,13 +103,16 @@ class NatsReader {
   natsSubscription* sub_ = nullptr;
 };
 
-TEST(ServerNatsTest, PublishesToJetStreamOnTimeWithTheIdAsMsgId) {
+TEST(ServerNatsTest, PublishesSignedMessagesToJetStreamOnTimeWithTheIdAsMsgId) {
   TempDir dir;
   NatsServer nats(dir.path());
   NatsReader reader;
   ASSERT_TRUE(reader.Connect(nats.url()));
+  const std::string secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+  WriteFile(dir.path() + "/secrets", secret + "\n");
   ServerProcess server(Binary(), dir.path() + "/data",
-                       {"--nats", nats.url(), "--backoff", "50ms"});
+                       {"--nats", nats.url(), "--backoff", "50ms", "--webhook-secret-file",
+                        dir.path() + "/secrets"});
   ASSERT_TRUE(server.Start());
   BlockingHttpClient client(server.address());
   constexpr int kTimers = 50;
@@ -118,8 +129,12 @@ TEST(ServerNatsTest, PublishesToJetStreamOnTimeWithTheIdAsMsgId) {
   }
   std::set<std::string> seen;
   for (int i = 0; i < kTimers; ++i) {
-    auto [subject, body, msg_id] = reader.Next(std::chrono::seconds(30));
+    std::map<std::string, std::string> headers;
+    auto [subject, body, msg_id] = reader.Next(std::chrono::seconds(30), &headers);
     ASSERT_EQ(subject, "timers.orders");
+    std::string why;
+    EXPECT_TRUE(VerifyStandardWebhook(secret, headers, body, &why)) << why;
+    EXPECT_EQ(headers["webhook-id"], msg_id);
     const std::int64_t received = WallMs();
     boost::json::value v = boost::json::parse(body);
     const std::string id(v.at("id").as_string());

@@ -5,11 +5,16 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
 #include <boost/json.hpp>
 #include <chrono>
+#include <cstdio>
+#include <fstream>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli/blocking_http_client.h"
@@ -77,6 +82,24 @@ inline std::string TimerBody(const std::string& id, std::int64_t delay_ms,
 }
 
 inline const char* Binary() { return TICKWHEEL_BINARY; }
+
+// Runs `build/tickwheel ARGS` through the shell (stderr with stdout); its
+// exit status and output.
+inline std::pair<int, std::string> RunTickwheel(const std::string& args,
+                                                const std::string& env = "") {
+  const std::string cmd = env + (env.empty() ? "" : " ") + Binary() + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  while (std::size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  const int status = pclose(p);
+  return {WEXITSTATUS(status), out};
+}
+
+// Writes `text` to `path`.
+inline void WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream(path) << text;
+}
 
 }  // namespace tickwheel::testing
 

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -59,7 +60,7 @@ ServerProcess::~ServerProcess() {
 bool ServerProcess::Start(int port) {
   port_ = port != 0 ? port : FreePort();
   std::vector<std::string> args = {binary_, "serve", "--listen",
-                                   "127.0.0.1:" + std::to_string(port_),
+                                   listen_host_ + ":" + std::to_string(port_),
                                    "--data-dir", data_dir_};
   args.insert(args.end(), extra_args_.begin(), extra_args_.end());
   pid_ = fork();
@@ -88,13 +89,20 @@ bool ServerProcess::Start(int port) {
       std::fprintf(stderr, "tickwheel serve exited at start:\n%s\n", log().c_str());
       return false;
     }
-    server::BlockingHttpClient client(address(), std::chrono::seconds(2));
+    server::BlockingHttpClientOptions options;
+    options.timeout = std::chrono::seconds(2);
+    options.ca_file = ca_file_;
+    server::BlockingHttpClient client(url(), options);
     if (client.Call("GET", "/healthz").status == 200) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   std::fprintf(stderr, "tickwheel serve did not answer /healthz:\n%s\n", log().c_str());
   Kill();
   return false;
+}
+
+bool ServerProcess::tls() const {
+  return std::find(extra_args_.begin(), extra_args_.end(), "--tls-cert") != extra_args_.end();
 }
 
 void ServerProcess::Kill() {

@@ -49,8 +49,18 @@ class ServerProcess {
   void set_max_open_files(long n) { max_open_files_ = n; }
   bool running() const { return pid_ > 0; }
 
+  // With --tls-cert among the arguments, the health check speaks HTTPS and
+  // trusts this CA.
+  void set_ca_file(std::string ca_file) { ca_file_ = std::move(ca_file); }
+  // The address to listen on (127.0.0.1 by default; the health check
+  // always goes to 127.0.0.1).
+  void set_listen_host(std::string host) { listen_host_ = std::move(host); }
+  bool tls() const;
+
   int port() const { return port_; }
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  // address() with its scheme: http:// or https://.
+  std::string url() const { return (tls() ? "https://" : "http://") + address(); }
   pid_t pid() const { return pid_; }
   std::string log() const;  // what the server printed
 
@@ -59,6 +69,8 @@ class ServerProcess {
   std::string data_dir_;
   std::vector<std::string> extra_args_;
   std::string log_path_;
+  std::string ca_file_;
+  std::string listen_host_ = "127.0.0.1";
   int port_ = 0;
   pid_t pid_ = -1;
   long max_open_files_ = 0;

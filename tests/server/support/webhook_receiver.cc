@@ -1,9 +1,14 @@
 #include "support/webhook_receiver.h"
 
+#include <openssl/ssl.h>
+
 #include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <boost/json.hpp>
+#include <stdexcept>
 
 namespace tickwheel::testing {
 
@@ -56,6 +61,9 @@ struct WebhookReceiver::Impl {
   Responder responder;
   std::size_t open = 0;
   std::size_t max_open = 0;
+  std::size_t accepted = 0;
+  std::size_t handshakes = 0;
+  std::unique_ptr<asio::ssl::context> tls;
   asio::io_context ioc;
   tcp::acceptor acceptor{ioc};
   std::vector<std::thread> threads;
@@ -64,6 +72,7 @@ struct WebhookReceiver::Impl {
     {
       std::lock_guard lock(mutex);
       max_open = std::max(max_open, ++open);
+      ++accepted;
     }
     struct Closed {
       Impl* impl;
@@ -72,7 +81,29 @@ struct WebhookReceiver::Impl {
         --impl->open;
       }
     } closed{this};
-    beast::tcp_stream stream(std::move(socket));
+    if (!tls) {
+      beast::tcp_stream stream(std::move(socket));
+      co_await Exchanges(stream, "");
+      co_return;
+    }
+    beast::ssl_stream<beast::tcp_stream> stream(std::move(socket), *tls);
+    boost::system::error_code ec;
+    beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(10));
+    co_await stream.async_handshake(asio::ssl::stream_base::server,
+                                    asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) co_return;  // the client refused our certificate (or went away)
+    beast::get_lowest_layer(stream).expires_never();
+    const char* sni = SSL_get_servername(stream.native_handle(), TLSEXT_NAMETYPE_host_name);
+    {
+      std::lock_guard lock(mutex);
+      ++handshakes;
+    }
+    co_await Exchanges(stream, sni ? sni : "");
+  }
+
+  template <typename Stream>
+  asio::awaitable<void> Exchanges(Stream& stream, std::string sni) {
+    auto& lowest = beast::get_lowest_layer(stream);
     beast::flat_buffer buffer;
     asio::steady_timer wait(stream.get_executor());
     for (;;) {
@@ -90,6 +121,7 @@ struct WebhookReceiver::Impl {
       }
       if (record || p || r) {
         Delivery d = Parse(req);
+        d.sni = sni;
         if (r) {
           reply = r(d);
         } else if (p) {
@@ -108,8 +140,8 @@ struct WebhookReceiver::Impl {
         co_await wait.async_wait(asio::redirect_error(asio::use_awaitable, ec));
       }
       if (reply.mode == Reply::Mode::kReset) {
-        stream.socket().set_option(asio::socket_base::linger(true, 0), ec);
-        stream.socket().close(ec);
+        lowest.socket().set_option(asio::socket_base::linger(true, 0), ec);
+        lowest.socket().close(ec);
         break;
       }
       if (reply.mode == Reply::Mode::kNeverAnswer) {
@@ -144,8 +176,17 @@ struct WebhookReceiver::Impl {
 };
 
 WebhookReceiver::WebhookReceiver(unsigned threads, bool record)
-    : impl_(std::make_unique<Impl>()) {
-  impl_->record = record;
+    : WebhookReceiver(ReceiverOptions{threads, record}) {}
+
+WebhookReceiver::WebhookReceiver(ReceiverOptions options) : impl_(std::make_unique<Impl>()) {
+  const unsigned threads = options.threads;
+  impl_->record = options.record;
+  if (!options.tls_cert.empty()) {
+    tls_ = true;
+    impl_->tls = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_server);
+    impl_->tls->use_certificate_chain_file(options.tls_cert);
+    impl_->tls->use_private_key_file(options.tls_key, asio::ssl::context::pem);
+  }
   tcp::endpoint at(asio::ip::make_address("127.0.0.1"), 0);
   impl_->acceptor.open(at.protocol());
   impl_->acceptor.set_option(asio::socket_base::reuse_address(true));
@@ -176,6 +217,16 @@ void WebhookReceiver::SetResponder(Responder responder) {
 std::size_t WebhookReceiver::connections() const {
   std::lock_guard lock(impl_->mutex);
   return impl_->open;
+}
+
+std::size_t WebhookReceiver::accepted() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->accepted;
+}
+
+std::size_t WebhookReceiver::handshakes() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->handshakes;
 }
 
 std::size_t WebhookReceiver::max_connections() const {

@@ -1,5 +1,5 @@
-// WebhookReceiver: a real HTTP server on loopback that records every
-// delivery it receives and answers with a status chosen by the test.
+// WebhookReceiver: a real HTTP (or HTTPS) server on loopback that records
+// every delivery it receives and answers with a status chosen by the test.
 #ifndef TICKWHEEL_TESTS_SERVER_SUPPORT_WEBHOOK_RECEIVER_H_
 #define TICKWHEEL_TESTS_SERVER_SUPPORT_WEBHOOK_RECEIVER_H_
 
@@ -26,6 +26,14 @@ struct Delivery {
   std::string payload;           // serialized JSON
   std::string body;              // as received
   std::map<std::string, std::string> headers;  // names in lower case
+  std::string sni;               // the TLS server name the client sent, if any
+};
+
+struct ReceiverOptions {
+  unsigned threads = 1;
+  bool record = true;
+  // HTTPS with this PEM certificate and key when both are set.
+  std::string tls_cert, tls_key;
 };
 
 // How the receiver answers one delivery.
@@ -52,11 +60,15 @@ class WebhookReceiver {
   using Responder = std::function<Reply(const Delivery&)>;
 
   explicit WebhookReceiver(unsigned threads = 1, bool record = true);
+  explicit WebhookReceiver(ReceiverOptions options);
   ~WebhookReceiver();
 
   int port() const { return port_; }
-  std::string url(const std::string& path = "/hook") const {
-    return "http://127.0.0.1:" + std::to_string(port_) + path;
+  bool tls() const { return tls_; }
+  // http(s)://127.0.0.1:PORT/path, or with another host name for it.
+  std::string url(const std::string& path = "/hook") const { return url_for("127.0.0.1", path); }
+  std::string url_for(const std::string& host, const std::string& path = "/hook") const {
+    return std::string(tls_ ? "https://" : "http://") + host + ":" + std::to_string(port_) + path;
   }
   void SetPolicy(Policy policy);
   void SetResponder(Responder responder);
@@ -68,11 +80,15 @@ class WebhookReceiver {
   // Connections open now, and the most ever open at once.
   std::size_t connections() const;
   std::size_t max_connections() const;
+  // Connections accepted, and TLS handshakes completed, since the start.
+  std::size_t accepted() const;
+  std::size_t handshakes() const;
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
   int port_ = 0;
+  bool tls_ = false;
 };
 
 }  // namespace tickwheel::testing

@@ -1,4 +1,4 @@
-#include "delivery/dns_resolver.h"
+#include "egress/dns_resolver.h"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/address.hpp>
@@ -54,6 +54,23 @@ void DnsResolver::Resolve(const std::string& host, const std::string& port, Call
     }
   }
   done(*cached);
+}
+
+std::optional<Result<DnsResolver::Endpoints>> DnsResolver::Cached(const std::string& host,
+                                                                 const std::string& port) {
+  boost::system::error_code ec;
+  const asio::ip::address literal = asio::ip::make_address(host, ec);
+  if (!ec) {
+    return Result<Endpoints>(
+        Endpoints{tcp::endpoint(literal, static_cast<unsigned short>(std::stoi(port)))});
+  }
+  const auto now = std::chrono::steady_clock::now();
+  internal::MutexLock lock(mutex_);
+  auto it = entries_.find(host + ":" + port);
+  if (it == entries_.end() || it->second.resolving || it->second.expires <= now) {
+    return std::nullopt;
+  }
+  return it->second.answer;
 }
 
 Result<DnsResolver::Endpoints> DnsResolver::Lookup(const std::string& host,

@@ -2,13 +2,14 @@
 // its own and with a cache, so that one slow name server delays only the
 // attempts to that name (asio's resolver runs every lookup of an io_context
 // on one hidden thread, one after another).
-#ifndef TICKWHEEL_SERVER_DELIVERY_DNS_RESOLVER_H_
-#define TICKWHEEL_SERVER_DELIVERY_DNS_RESOLVER_H_
+#ifndef TICKWHEEL_SERVER_EGRESS_DNS_RESOLVER_H_
+#define TICKWHEEL_SERVER_EGRESS_DNS_RESOLVER_H_
 
 #include <boost/asio/ip/tcp.hpp>
 #include <chrono>
 #include <deque>
 #include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -43,6 +44,9 @@ class DnsResolver {
   ~DnsResolver();
 
   void Resolve(const std::string& host, const std::string& port, Callback done);
+  // The answer without waiting: an IP literal's address, or a cached answer
+  // that has not expired; nullopt if a lookup is needed (Resolve does it).
+  std::optional<Result<Endpoints>> Cached(const std::string& host, const std::string& port);
   void Stop();
 
  private:
@@ -67,4 +71,4 @@ class DnsResolver {
 
 }  // namespace tickwheel::server
 
-#endif  // TICKWHEEL_SERVER_DELIVERY_DNS_RESOLVER_H_
+#endif  // TICKWHEEL_SERVER_EGRESS_DNS_RESOLVER_H_
