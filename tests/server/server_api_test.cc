@@ -307,8 +307,8 @@ TEST_P(ServerApiTest, ListsFilterByIdPrefixAndTargetHost) {
 // Dead letters retried or deleted by filter: counted first (dry run),
 // then changed, only those that match and failed before the call.
 TEST_P(ServerApiTest, DeadLettersAreRetriedAndDeletedInBulkByFilter) {
+  std::atomic<bool> heal{false};  // before the receiver, whose policy reads it
   WebhookReceiver failing;
-  std::atomic<bool> heal{false};
   failing.SetPolicy([&](const Delivery&) { return heal.load() ? 200 : 500; });
   const std::string p = "bulk-" + std::to_string(WallMs()) + "-";
   const std::string retry_ms = R"("retry":{"max_attempts":1,"backoff_ms":10})";
