@@ -121,6 +121,10 @@ await steps([
     await dialog.getByLabel('Target URL').fill(`${receiver}/ok`);
     await dialog.getByRole('button', { name: 'Create' }).click();
     await page.getByRole('heading', { name: id('made') }).waitFor();
+    const made = (await call('GET', `/v1/timers/${id('made')}`, undefined, admin)).body;
+    assert.equal(made.fire_at_ms - made.created_ms, 1000, 'due 1 s after its create');
+    assert.equal(made.retry.max_attempts, 3);
+    assert.deepEqual(made.payload, { test: true });
     await page.locator('.page-head .state-delivered').waitFor();
   }],
 

@@ -34,7 +34,13 @@ export async function render(main, ctx) {
   const reload = () => render(main, ctx);
   if (session.canWrite) {
     // A dry run counts what a bulk action would change (up to 100,000).
-    const count = await post('/v1/timers:retry-failed', { ...filter, dry_run: true });
+    let count;
+    try {
+      count = await post('/v1/timers:retry-failed', { ...filter, dry_run: true });
+    } catch (e) {
+      replace(summary, h('p', { class: 'error' }, e.message));
+      return;
+    }
     const n = `${formatNumber(count.matched)}${count.more ? '+' : ''}`;
     const one = count.matched === 1 && !count.more;
     const what = `${n} dead letter${one ? '' : 's'}${prefix ? ` with an id starting with “${prefix}”` : ''}${host ? ` to ${host}` : ''}`;
