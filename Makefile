@@ -2,7 +2,8 @@
 #   make run [ARGS="..."]   install what is missing, build (Release), run
 #                           `tickwheel serve` on 127.0.0.1:8080 with ./data
 #   make demo [ARGS="..."]  the library demo (1M connections with heartbeats)
-#   make test               install, build, run every test, then the
+#   make test               install, build, run every test (the web console's in
+#                           headless Chromium too), then the
 #                           sanitizer builds (ASan+UBSan, TSan) and a short
 #                           run of every fuzz target
 #   make bench [QUICK=1]    benchmarks against peers; regenerates docs

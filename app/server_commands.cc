@@ -249,6 +249,9 @@ void AddServe(CLI::App& app, int& exit_code) {
   cmd->add_flag("--allow-unauthenticated", options->allow_unauthenticated,
                 "listen on a non-loopback address without --auth-token-file (something in "
                 "front must authenticate)");
+  cmd->add_flag("--ui", options->ui,
+                "serve the web console at /ui/ (it asks for a token when there are tokens; a "
+                "read token gets a read-only console)");
   cmd->add_option("--tls-cert", options->tls_cert,
                   "PEM certificate chain: serve the API over HTTPS (with --tls-key)")
       ->check(CLI::ExistingFile);

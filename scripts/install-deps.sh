@@ -20,6 +20,8 @@ packages=(
   libsqlite3-dev python3-matplotlib
   # tools used by tests and benchmarks
   curl procps openssl
+  # the web console's browser tests (tests/ui): headless Chromium
+  chromium
 )
 
 missing=()
@@ -28,6 +30,9 @@ for p in "${packages[@]}"; do
     missing+=("$p")
   fi
 done
+# node and npm run the browser tests (playwright-core from npm); any node
+# with npm will do (Debian's, or one already on the machine).
+if ! command -v npm >/dev/null 2>&1; then missing+=(nodejs npm); fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 echo "install-deps: installing ${missing[*]}"

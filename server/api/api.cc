@@ -17,6 +17,11 @@ Route MatchRoute(std::string_view path) {
   if (path == "/v1/whoami") return {Route::Kind::kWhoami};
   if (path == kTimers) return {Route::Kind::kTimers};
   if (path == "/v1/timers:batch") return {Route::Kind::kBatch};
+  if (path == "/v1/timers:retry-failed") return {Route::Kind::kRetryFailed};
+  if (path == "/v1/timers:delete-failed") return {Route::Kind::kDeleteFailed};
+  if (path == "/v1/stats") return {Route::Kind::kStats};
+  if (path == "/v1/stats/series") return {Route::Kind::kStatsSeries};
+  if (path == "/v1/cluster") return {Route::Kind::kCluster};
   if (path.size() <= kTimers.size() + 1 || path.substr(0, kTimers.size() + 1) != "/v1/timers/") {
     return {};
   }
@@ -34,10 +39,15 @@ const char* Allowed(Route::Kind kind) {
   switch (kind) {
     case Route::Kind::kHealth:
     case Route::Kind::kMetrics:
-    case Route::Kind::kWhoami: return "GET";
+    case Route::Kind::kWhoami:
+    case Route::Kind::kStats:
+    case Route::Kind::kStatsSeries:
+    case Route::Kind::kCluster: return "GET";
     case Route::Kind::kTimers: return "GET, POST";
     case Route::Kind::kBatch:
-    case Route::Kind::kTimerRetry: return "POST";
+    case Route::Kind::kTimerRetry:
+    case Route::Kind::kRetryFailed:
+    case Route::Kind::kDeleteFailed: return "POST";
     case Route::Kind::kTimer: return "GET, PATCH, DELETE";
     case Route::Kind::kNone: return "";
   }
@@ -56,9 +66,11 @@ HttpResponse MethodNotAllowed(const HttpRequest& req, std::string_view path, con
 
 }  // namespace
 
-Api::Api(TimerHandlers& timers, Metrics& metrics, Gauges gauges, HealthDetail health,
+Api::Api(Handlers handlers, Metrics& metrics, Gauges gauges, HealthDetail health,
          ApiAccess access)
-    : timers_(timers),
+    : timers_(handlers.timers),
+      dead_letters_(handlers.dead_letters),
+      stats_(handlers.stats),
       metrics_(metrics),
       gauges_(std::move(gauges)),
       health_(std::move(health)),
@@ -122,6 +134,21 @@ asio::awaitable<HttpResponse> Api::Handle(HttpRequest& req) {
       break;
     case Route::Kind::kBatch:
       if (method == http::verb::post) res = co_await timers_.CreateBatch(req);
+      break;
+    case Route::Kind::kRetryFailed:
+      if (method == http::verb::post) res = co_await dead_letters_.RetryFailed(req);
+      break;
+    case Route::Kind::kDeleteFailed:
+      if (method == http::verb::post) res = co_await dead_letters_.DeleteFailed(req);
+      break;
+    case Route::Kind::kStats:
+      if (method == http::verb::get) res = stats_.Stats();
+      break;
+    case Route::Kind::kStatsSeries:
+      if (method == http::verb::get) res = stats_.Series();
+      break;
+    case Route::Kind::kCluster:
+      if (method == http::verb::get) res = stats_.Cluster();
       break;
     case Route::Kind::kTimer:
     case Route::Kind::kTimerRetry: {

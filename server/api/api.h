@@ -10,7 +10,9 @@
 #include <string_view>
 
 #include "api/auth.h"
+#include "api/dead_letter_handlers.h"
 #include "api/http_response.h"
+#include "api/stats_handlers.h"
 #include "api/timer_handlers.h"
 #include "common/metrics.h"
 
@@ -18,7 +20,10 @@ namespace tickwheel::server {
 
 // The routes, and what a path names.
 struct Route {
-  enum class Kind { kNone, kHealth, kMetrics, kWhoami, kTimers, kBatch, kTimer, kTimerRetry };
+  enum class Kind {
+    kNone, kHealth, kMetrics, kWhoami, kTimers, kBatch, kTimer, kTimerRetry,
+    kRetryFailed, kDeleteFailed, kStats, kStatsSeries, kCluster,
+  };
   Kind kind = Kind::kNone;
   std::string id;  // kTimer, kTimerRetry
 };
@@ -41,7 +46,14 @@ class Api {
   // More of /healthz's answer: JSON members (",\"leases_held\":true"), or "".
   using HealthDetail = std::function<std::string()>;
 
-  Api(TimerHandlers& timers, Metrics& metrics, Gauges gauges, HealthDetail health = {},
+  // The handlers must outlive this.
+  struct Handlers {
+    TimerHandlers& timers;
+    DeadLetterHandlers& dead_letters;
+    StatsHandlers& stats;
+  };
+
+  Api(Handlers handlers, Metrics& metrics, Gauges gauges, HealthDetail health = {},
       ApiAccess access = {});
 
   boost::asio::awaitable<HttpResponse> Handle(HttpRequest& req);
@@ -51,6 +63,8 @@ class Api {
 
  private:
   TimerHandlers& timers_;
+  DeadLetterHandlers& dead_letters_;
+  StatsHandlers& stats_;
   Metrics& metrics_;
   const Gauges gauges_;
   const HealthDetail health_;

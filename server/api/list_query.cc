@@ -46,6 +46,32 @@ Result<ListCursor> DecodeCursor(std::string_view text) {
   return cursor;
 }
 
+Status ValidateIdPrefix(std::string_view prefix, std::string_view field) {
+  if (prefix.empty()) return Status::Ok();
+  return ValidateId(prefix, field);
+}
+
+Result<std::string> NormalizeHost(std::string_view host, std::string_view field) {
+  std::string out;
+  if (host.size() > 253) {
+    return Status::Invalid("invalid_value", std::string(field) + " is longer than 253 characters",
+                           std::string(field));
+  }
+  for (char c : host) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '-' || c == ':' || c == '_';
+    if (!ok) {
+      return Status::Invalid("invalid_value",
+                             std::string(field) +
+                                 " must be a host name or an IP address (letters, digits, '.', "
+                                 "'-', ':'), without a scheme, port or path",
+                             std::string(field));
+    }
+    out += (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+  }
+  return out;
+}
+
 namespace {
 
 // Calls `on(key, value)` for each decoded parameter; stops at its first error.
@@ -125,10 +151,17 @@ Result<ListQuery> ParseListQuery(std::string_view query) {
       Result<bool> b = ParseBool(*key, *value);
       if (!b.ok()) return b.status();
       out.show_headers = *b;
+    } else if (*key == "prefix") {
+      if (Status valid = ValidateIdPrefix(*value, "prefix"); !valid.ok()) return valid;
+      out.filter.id_prefix = *value;
+    } else if (*key == "host") {
+      Result<std::string> host = NormalizeHost(*value, "host");
+      if (!host.ok()) return host.status();
+      out.filter.host = std::move(*host);
     } else {
       return Status::Invalid("unknown_field",
                              "unknown query parameter \"" + key->substr(0, 64) +
-                                 "\"; known: state, limit, after, show_headers",
+                                 "\"; known: state, limit, after, show_headers, prefix, host",
                              key->substr(0, 64));
     }
     return Status::Ok();

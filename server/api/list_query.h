@@ -1,5 +1,6 @@
 // The query strings of GET /v1/timers (?state=S&limit=N&after=CURSOR
-// &show_headers=B) and GET /v1/timers/{id} (?show_headers=B).
+// &show_headers=B&prefix=P&host=H) and GET /v1/timers/{id}
+// (?show_headers=B).
 #ifndef TICKWHEEL_SERVER_API_LIST_QUERY_H_
 #define TICKWHEEL_SERVER_API_LIST_QUERY_H_
 
@@ -19,7 +20,14 @@ struct ListQuery {
   std::size_t limit = 100;             // 1..1000
   std::optional<ListCursor> after;     // a previous page's next_after
   bool show_headers = false;           // asked for target header values
+  ListFilter filter;                   // prefix= (id prefix), host= (target host)
 };
+
+// The filters the console searches by (a list's prefix= and host=, a bulk
+// operation's "prefix" and "host"): an id prefix of id characters, a host
+// name or address (lower-cased). kInvalidArgument naming `field`.
+Status ValidateIdPrefix(std::string_view prefix, std::string_view field);
+Result<std::string> NormalizeHost(std::string_view host, std::string_view field);
 
 // Parses a query string (without '?'): percent-decoded, every parameter
 // known, state given. kInvalidArgument names the parameter that is wrong.

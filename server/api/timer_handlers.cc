@@ -224,7 +224,7 @@ asio::awaitable<HttpResponse> TimerHandlers::Retry(const std::string& id) {
 HttpResponse TimerHandlers::List(std::string_view query, bool may_see_headers) {
   Result<ListQuery> q = ParseListQuery(query);
   if (!q.ok()) return ErrorResponse(q.status());
-  Result<ListPage> page = store_.List(q->state, q->after, q->limit, kPageBytes);
+  Result<ListPage> page = store_.List(q->state, q->after, q->limit, kPageBytes, q->filter);
   if (!page.ok()) return ErrorResponse(page.status());
   return JsonResponse(200, PageJson(*page, q->show_headers && may_see_headers));
 }

@@ -47,6 +47,29 @@ double MsHistogram::QuantileUpperBound(double q) const {
   return 1e300;
 }
 
+MsHistogram::Buckets MsHistogram::Snapshot() const {
+  Buckets out;
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = buckets_[i].load(std::memory_order_relaxed);
+  return out;
+}
+
+double MsHistogram::Quantile(const Buckets& buckets, double q) {
+  double total = 0;
+  for (std::uint64_t n : buckets) total += static_cast<double>(n);
+  if (total == 0) return 0;
+  const double rank = q * total;
+  double below = 0;
+  for (std::size_t i = 0; i < kBounds.size(); ++i) {
+    const double n = static_cast<double>(buckets[i]);
+    if (n > 0 && below + n >= rank) {
+      const double lower = i == 0 ? 0 : kBounds[i - 1];
+      return lower + (kBounds[i] - lower) * (rank - below) / n;
+    }
+    below += n;
+  }
+  return kBounds.back();
+}
+
 namespace {
 void Counter(std::string& out, const char* name, const char* help,
              std::uint64_t value) {

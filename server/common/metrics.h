@@ -24,6 +24,14 @@ class MsHistogram {
   // (an upper bound on the quantile); +Inf as 1e300.
   double QuantileUpperBound(double q) const;
 
+  // The observations per bucket so far (the last is over the last bound).
+  using Buckets = std::array<std::uint64_t, kBounds.size() + 1>;
+  Buckets Snapshot() const;
+  // The `q` quantile of `buckets` (e.g. the difference of two snapshots),
+  // interpolated linearly within its bucket as Prometheus'
+  // histogram_quantile does; the last bound past it; 0 for no observation.
+  static double Quantile(const Buckets& buckets, double q);
+
  private:
   std::array<std::atomic<std::uint64_t>, kBounds.size() + 1> buckets_{};
   std::atomic<std::uint64_t> count_{0};

@@ -40,6 +40,7 @@ struct ServeOptions {
   bool metrics_auth = false;           // /metrics needs a token too
   bool allow_unauthenticated = false;  // no tokens on a non-loopback address
   std::string tls_cert, tls_key;       // HTTPS for the API (both or neither)
+  bool ui = false;                     // serve the web console at /ui/ (docs/console.md)
 
   // Delivery security (docs/server.md, "HTTPS targets", "Signed webhooks",
   // "The SSRF guard").

@@ -12,6 +12,7 @@
 #include "delivery/tls_client.h"
 #include "delivery/webhook_signer.h"
 #include "egress/target_policy.h"
+#include "ui/console.h"
 
 namespace tickwheel::server {
 
@@ -212,11 +213,23 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
   targets.resolver = &s->webhook_->resolver();
   s->policy_ = security->policy;
   s->handlers_ = std::make_unique<TimerHandlers>(*s->store_, clock, metrics, limits, targets);
+  s->dead_letters_ = std::make_unique<DeadLetterHandlers>(*s->store_, clock);
+  s->series_ = std::make_unique<MetricsSeries>(metrics, clock.WallMs());
+  s->series_sampler_ = std::make_unique<internal::PeriodicThread>(
+      clock.steady(), std::chrono::milliseconds(MetricsSeries::kBucketMs),
+      [raw, &clock] { raw->series_->Sample(clock.WallMs()); });
+  StatsSources sources;
+  sources.node_id = cluster ? node_id : "";
+  sources.started_ms = clock.WallMs();
+  sources.in_window = [raw] { return raw->scheduler_->loaded(); };
+  s->stats_ = std::make_unique<StatsHandlers>(*s->store_, clock, metrics, *s->series_,
+                                              std::move(sources));
   const bool tokens = security->access.auth.enabled();
   const std::size_t token_count = security->access.auth.size();
   s->api_ = std::make_unique<Api>(
-      *s->handlers_, metrics, [raw](std::string& out) { raw->AppendGauges(out); },
-      [raw] { return raw->HealthDetail(); }, std::move(security->access));
+      Api::Handlers{*s->handlers_, *s->dead_letters_, *s->stats_}, metrics,
+      [raw](std::string& out) { raw->AppendGauges(out); }, [raw] { return raw->HealthDetail(); },
+      std::move(security->access));
   if (tokens) {
     spdlog::info("access: {} token(s) from --auth-token-file; /metrics {}", token_count,
                  options.metrics_auth ? "needs a token" : "open");
@@ -229,7 +242,7 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
   try {
     s->http_ = std::make_unique<HttpServer>(
         s->ioc_, *endpoint, http_options,
-        [raw](HttpRequest& req) { return raw->api_->Handle(req); });
+        [raw](HttpRequest& req) { return raw->Handle(req); });
   } catch (const boost::system::system_error& e) {
     return Status::Unavailable("cannot listen on " + options.listen + ": " + e.code().message() +
                                " (is another server using the port?)");
@@ -256,7 +269,22 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
                cluster ? "cluster node " + node_id + " over " +
                              std::to_string(s->store_->shard_count()) + " shards"
                        : "data in " + options.data_dir);
+  if (options.ui) {
+    spdlog::info("web console at {}://{}:{}/ui/ ({})", http_options.tls ? "https" : "http",
+                 endpoint->address().to_string(), s->http_->port(),
+                 tokens ? "it asks for a token; a read token gets a read-only console"
+                        : "no tokens: whoever reaches it may change timers");
+  }
   return s;
+}
+
+asio::awaitable<HttpResponse> Server::Handle(HttpRequest& req) {
+  const std::string_view target = req.target();
+  if (options_.ui && Console::Handles(target.substr(0, target.find('?')))) {
+    co_return Console::Serve(req);
+  }
+  HttpResponse res = co_await api_->Handle(req);  // its own statement (GCC 12)
+  co_return res;
 }
 
 void Server::StartCluster(const std::string& node_id) {
@@ -340,6 +368,7 @@ void Server::Drain(const std::function<bool()>& cut_short) {
           std::chrono::steady_clock::now() + std::chrono::seconds(2), cut_short);
   ioc_.stop();
   for (auto& t : http_threads_) t.join();
+  series_sampler_.reset();
   if (retention_) retention_->Stop();
   store_->Close();
 }

@@ -16,6 +16,7 @@
 #include "cluster/lease_manager.h"
 #include "cluster/notification_listener.h"
 #include "common/metrics.h"
+#include "common/metrics_series.h"
 #include "common/server_clock.h"
 #include "common/status.h"
 #include "delivery/dispatcher.h"
@@ -26,6 +27,7 @@
 #include "serve/serve_options.h"
 #include "store/retention.h"
 #include "store/timer_store.h"
+#include "tickwheel/internal/periodic_thread.h"
 
 namespace tickwheel::server {
 
@@ -50,6 +52,8 @@ class Server {
  private:
   explicit Server(const ServeOptions& options, ServerClock& clock);
   void AppendGauges(std::string& out) const;
+  // Every request: the console's files (with --ui), else the API.
+  boost::asio::awaitable<HttpResponse> Handle(HttpRequest& req);
   std::string HealthDetail() const;
   // Cluster mode: leases decide which shards this node fires.
   void StartCluster(const std::string& node_id);
@@ -58,6 +62,8 @@ class Server {
   ServerClock& clock_;
   std::string node_id_;  // cluster mode
   Metrics metrics_;
+  std::unique_ptr<MetricsSeries> series_;  // the console's charts: the last hour
+  std::unique_ptr<internal::PeriodicThread> series_sampler_;
   std::shared_ptr<const TargetPolicy> policy_;  // shared with the webhook client
   std::unique_ptr<LeaseManager> leases_;  // cluster mode
   std::unique_ptr<TimerStore> store_;
@@ -66,6 +72,8 @@ class Server {
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<Dispatcher> dispatcher_;
   std::unique_ptr<TimerHandlers> handlers_;
+  std::unique_ptr<DeadLetterHandlers> dead_letters_;
+  std::unique_ptr<StatsHandlers> stats_;
   std::unique_ptr<Api> api_;
   boost::asio::io_context ioc_;
   std::unique_ptr<HttpServer> http_;

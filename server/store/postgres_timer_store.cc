@@ -213,31 +213,101 @@ class PostgresTimerStore final : public TimerStore {
   }
 
   Result<ListPage> List(TimerState state, const std::optional<ListCursor>& after,
-                        std::size_t limit, std::size_t max_bytes) const override {
+                        std::size_t limit, std::size_t max_bytes,
+                        const ListFilter& filter) const override {
     const bool scheduled = IsScheduled(state);
     const std::string time = scheduled ? "due_ms" : "updated_ms";
+    // The inner scan is what is "looked at": the page's rows unfiltered, or
+    // the scan budget when a filter may drop rows; records only of the ids
+    // that match (the host is checked here, on the decoded record).
+    const std::size_t scan = filter.empty() ? std::min(limit, kListScanBudget) : kListScanBudget;
     return WithConnection(pool_, [&](PgConnection& c) -> Result<ListPage> {
       Result<PgResult> r = c.Exec(
-          "SELECT id, record, " + time + " FROM tickwheel_timers WHERE state = $1 AND (" + time +
-              ", id) > ($2, $3) ORDER BY " + time + ", id LIMIT $4",
+          "SELECT id, t, CASE WHEN starts_with(id, $5) THEN record END FROM (SELECT id, record, " +
+              time + " AS t FROM tickwheel_timers WHERE state = $1 AND (" + time +
+              ", id) > ($2, $3) ORDER BY " + time + ", id LIMIT $4) s ORDER BY t, id",
           {std::to_string(static_cast<int>(state)),
            std::to_string(after ? after->time_ms : INT64_MIN + 1), after ? after->id : "",
-           std::to_string(std::min(limit, kListScanBudget))});
+           std::to_string(scan), filter.id_prefix});
       if (!r.ok()) return r.status();
       ListPage page;
       std::size_t bytes = 0;
-      for (int i = 0; i < r->rows() && (bytes < max_bytes || page.records.empty()); ++i) {
+      int i = 0;
+      for (; i < r->rows() && page.records.size() < limit &&
+             (bytes < max_bytes || page.records.empty());
+           ++i) {
         const std::string id(r->Text(i, 0));
-        Result<std::optional<TimerRecord>> record = DecodeRow(id, r->Bytes(i, 1));
+        page.next = ListCursor{r->Int(i, 1), id};
+        if (r->IsNull(i, 2)) continue;
+        Result<std::optional<TimerRecord>> record = DecodeRow(id, r->Bytes(i, 2));
         if (!record.ok()) return record.status();
+        if (!filter.Matches(**record)) continue;
         bytes += 256 + (*record)->payload.size() + (*record)->target.size();
         page.records.push_back(std::move(**record));
-        page.next = ListCursor{r->Int(i, 2), id};
       }
-      const bool more = static_cast<std::size_t>(r->rows()) == std::min(limit, kListScanBudget) ||
-                        page.records.size() < static_cast<std::size_t>(r->rows());
+      const bool more = static_cast<std::size_t>(r->rows()) == scan || i < r->rows();
       if (!more) page.next.reset();
       return page;
+    });
+  }
+
+  Result<std::vector<std::int64_t>> CountDue(const std::vector<std::int64_t>& before_ms,
+                                             std::size_t cap) const override {
+    std::vector<std::int64_t> counts(before_ms.size(), 0);
+    if (before_ms.empty()) return counts;
+    const std::int64_t last = *std::max_element(before_ms.begin(), before_ms.end());
+    std::string sql = "SELECT ";
+    PgParams params;
+    for (std::size_t i = 0; i < before_ms.size(); ++i) {
+      sql += (i ? ", " : "") + std::string("count(*) FILTER (WHERE due_ms < $") +
+             std::to_string(i + 1) + ")";
+      params.push_back(std::to_string(before_ms[i]));
+    }
+    sql += " FROM (SELECT due_ms FROM tickwheel_timers WHERE state IN (0, 1) AND due_ms < $" +
+           std::to_string(params.size() + 1) + " ORDER BY due_ms LIMIT $" +
+           std::to_string(params.size() + 2) + ") d";
+    params.push_back(std::to_string(last));
+    params.push_back(std::to_string(std::min<std::size_t>(cap, INT32_MAX)));
+    return WithConnection(pool_, [&](PgConnection& c) -> Result<std::vector<std::int64_t>> {
+      Result<PgResult> r = c.Exec(sql, params);
+      if (!r.ok()) return r.status();
+      for (std::size_t i = 0; i < counts.size(); ++i) counts[i] = r->Int(0, static_cast<int>(i));
+      return counts;
+    });
+  }
+
+  Result<std::uint64_t> ApproximateBytes() const override {
+    return WithConnection(pool_, [&](PgConnection& c) -> Result<std::uint64_t> {
+      Result<PgResult> r = c.Exec("SELECT pg_total_relation_size('tickwheel_timers')");
+      if (!r.ok()) return r.status();
+      return static_cast<std::uint64_t>(r->Int(0, 0));
+    });
+  }
+
+  Result<std::optional<ClusterState>> Cluster() const override {
+    return WithConnection(pool_, [&](PgConnection& c) -> Result<std::optional<ClusterState>> {
+      auto ms = [](const std::string& column) {
+        return "(extract(epoch from " + column + ") * 1000)::bigint";
+      };
+      Result<PgResult> nodes = c.Exec("SELECT node_id, " + ms("started_at") + ", " +
+                                      ms("expires_at") + ", " + ms("now()") +
+                                      " FROM tickwheel_nodes ORDER BY node_id");
+      if (!nodes.ok()) return nodes.status();
+      Result<PgResult> leases = c.Exec("SELECT shard, coalesce(owner, ''), epoch, " +
+                                       ms("expires_at") + ", " + ms("now()") +
+                                       " FROM tickwheel_shard_leases ORDER BY shard");
+      if (!leases.ok()) return leases.status();
+      ClusterState out;
+      for (int i = 0; i < nodes->rows(); ++i) {
+        out.nodes.push_back({std::string(nodes->Text(i, 0)), nodes->Int(i, 1), nodes->Int(i, 2)});
+        out.now_ms = nodes->Int(i, 3);
+      }
+      for (int i = 0; i < leases->rows(); ++i) {
+        out.leases.push_back({static_cast<int>(leases->Int(i, 0)), std::string(leases->Text(i, 1)),
+                              leases->Int(i, 2), leases->Int(i, 3)});
+        out.now_ms = leases->Int(i, 4);
+      }
+      return std::optional<ClusterState>(std::move(out));
     });
   }
 

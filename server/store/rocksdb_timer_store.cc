@@ -244,7 +244,8 @@ class RocksDbTimerStore final : public TimerStore {
   }
 
   Result<ListPage> List(TimerState state, const std::optional<ListCursor>& after,
-                        std::size_t limit, std::size_t max_bytes) const override {
+                        std::size_t limit, std::size_t max_bytes,
+                        const ListFilter& filter) const override {
     ReopenIfBroken();
     internal::ReaderLock lock(db_mutex_);
     if (!db_) return Recovering();
@@ -276,9 +277,10 @@ class RocksDbTimerStore final : public TimerStore {
       const rocksdb::Slice k = it->key();
       last.time_ms = ReadBigEndian(k.data() + id_offset - 8);
       last.id.assign(k.data() + id_offset, k.size() - id_offset);
+      if (!filter.MatchesId(last.id)) continue;  // counted, not read
       Result<std::optional<TimerRecord>> r = GetLocked(last.id);
       if (!r.ok()) return r.status();
-      if (*r && (*r)->state == state) {
+      if (*r && (*r)->state == state && filter.Matches(**r)) {
         bytes += 256 + (*r)->payload.size() + (*r)->target.size();
         page.records.push_back(std::move(**r));
       }
@@ -311,6 +313,41 @@ class RocksDbTimerStore final : public TimerStore {
     StateCounts out;
     for (int i = 0; i < kNumStates; ++i) out[i] = counts_[i].load();
     return out;
+  }
+
+  Result<std::vector<std::int64_t>> CountDue(const std::vector<std::int64_t>& before_ms,
+                                             std::size_t cap) const override {
+    std::vector<std::int64_t> counts(before_ms.size(), 0);
+    if (before_ms.empty()) return counts;
+    ReopenIfBroken();
+    internal::ReaderLock lock(db_mutex_);
+    if (!db_) return Recovering();
+    const std::string upper = DueKey(*std::max_element(before_ms.begin(), before_ms.end()), "");
+    rocksdb::Slice upper_slice(upper);
+    rocksdb::ReadOptions ro;
+    ro.iterate_upper_bound = &upper_slice;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+    std::size_t looked = 0;
+    for (it->Seek(std::string(1, kDuePrefix)); it->Valid() && looked < cap; it->Next(), ++looked) {
+      const std::int64_t due = ReadBigEndian(it->key().data() + 1);
+      for (std::size_t i = 0; i < before_ms.size(); ++i) counts[i] += due < before_ms[i] ? 1 : 0;
+    }
+    if (!it->status().ok()) return ReadError(it->status());
+    return counts;
+  }
+
+  Result<std::uint64_t> ApproximateBytes() const override {
+    ReopenIfBroken();
+    internal::ReaderLock lock(db_mutex_);
+    if (!db_) return Recovering();
+    std::uint64_t tables = 0, memtables = 0;
+    db_->GetIntProperty(rocksdb::DB::Properties::kTotalSstFilesSize, &tables);
+    db_->GetIntProperty(rocksdb::DB::Properties::kSizeAllMemTables, &memtables);
+    return tables + memtables;
+  }
+
+  Result<std::optional<ClusterState>> Cluster() const override {
+    return std::optional<ClusterState>();
   }
 
   int shard_count() const override { return 1; }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "store/list_filter.h"
 #include "timer/timer_record.h"
 
 namespace tickwheel::server {
@@ -71,6 +72,26 @@ struct ListPage {
   std::optional<ListCursor> next;  // set while there may be more
 };
 
+// A cluster as its database sees it (GET /v1/cluster): the nodes that
+// heartbeat and the lease of every shard. Times are Unix ms by the
+// database's clock.
+struct ClusterNode {
+  std::string node_id;
+  std::int64_t started_ms = 0;
+  std::int64_t expires_ms = 0;  // its heartbeat lapses then
+};
+struct ShardLease {
+  int shard = 0;
+  std::string owner;  // "" when no node holds it
+  std::int64_t epoch = 0;
+  std::int64_t expires_ms = 0;
+};
+struct ClusterState {
+  std::int64_t now_ms = 0;  // the database's clock when it was read
+  std::vector<ClusterNode> nodes;
+  std::vector<ShardLease> leases;  // by shard
+};
+
 // Told of every change to when a timer is due, once it is committed:
 // `due_ms` is its new due time, or nullopt when it stopped being scheduled
 // (delivered, failed, cancelled, deleted). Calls for one id come in commit
@@ -112,13 +133,30 @@ class TimerStore {
                                                 std::size_t limit) const = 0;
 
   // Timers in `state` after `after` (from the start if nullopt): pending and
-  // delivering ones by due time, the others by when they finished. Looks at
-  // kListScanBudget index entries at most and stops once the records reach
-  // `max_bytes` (at least one is returned if there is one), so a page can be
-  // short, even empty, and still have a `next`. `next` only moves forward.
+  // delivering ones by due time, the others by when they finished; of them,
+  // those `filter` matches. Looks at kListScanBudget index entries at most
+  // (matching or not) and stops once the records reach `max_bytes` (at least
+  // one is returned if there is one), so a page can be short, even empty,
+  // and still have a `next`. `next` only moves forward.
   virtual Result<ListPage> List(TimerState state, const std::optional<ListCursor>& after,
-                                std::size_t limit, std::size_t max_bytes) const = 0;
+                                std::size_t limit, std::size_t max_bytes,
+                                const ListFilter& filter) const = 0;
   static constexpr std::size_t kListScanBudget = 10'000;
+
+  // For each bound of `before_ms`, how many timers of the due index
+  // (pending and delivering) are due before it, overdue ones included, as
+  // of the last completed write. Looks at `cap` entries at most: a count of
+  // `cap` means "cap or more". Costs O(min(cap, due before the last bound)).
+  virtual Result<std::vector<std::int64_t>> CountDue(const std::vector<std::int64_t>& before_ms,
+                                                     std::size_t cap) const = 0;
+
+  // About how many bytes the store takes (RocksDB's tables and memtables,
+  // or PostgreSQL's timers table with its indexes).
+  virtual Result<std::uint64_t> ApproximateBytes() const = 0;
+
+  // The cluster sharing this store; nullopt for the embedded store (one
+  // node, no leases).
+  virtual Result<std::optional<ClusterState>> Cluster() const = 0;
 
   // Ids of timers that reached `state` (delivered, failed or cancelled)
   // before `before_ms`, oldest first, at most `limit` (for retention).

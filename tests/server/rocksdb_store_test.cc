@@ -48,11 +48,11 @@ TEST(RocksDbStoreTest, KeepsDueIndexStateIndexAndCountsInStep) {
     // From a position: (200, "b") onwards.
     EXPECT_EQ(store->ScanDue({0}, {200, "b"}, 1000, 10)->size(), 2u);
     EXPECT_TRUE(store->ScanDue({1}, {0, ""}, 1000, 10)->empty());  // not a shard of it
-    ListPage cancelled = *store->List(TimerState::kCancelled, std::nullopt, 10, 1 << 20);
+    ListPage cancelled = *store->List(TimerState::kCancelled, std::nullopt, 10, 1 << 20, {});
     ASSERT_EQ(cancelled.records.size(), 1u);
     EXPECT_EQ(cancelled.records[0].id, "d");
     EXPECT_FALSE(cancelled.next);
-    ListPage pending = *store->List(TimerState::kPending, ListCursor{200, "a"}, 10, 1 << 20);
+    ListPage pending = *store->List(TimerState::kPending, ListCursor{200, "a"}, 10, 1 << 20, {});
     ASSERT_EQ(pending.records.size(), 2u);
     EXPECT_EQ(pending.records[0].id, "b");
     EXPECT_EQ(store->Counts()[0], 3);
@@ -195,7 +195,7 @@ TEST(RocksDbStoreTest, PagesResumeFromAPositionWhateverHappenedToItsTimer) {
   std::optional<ListCursor> after;
   int pages = 0;
   do {
-    ListPage page = *store->List(TimerState::kPending, after, 10, 1 << 20);
+    ListPage page = *store->List(TimerState::kPending, after, 10, 1 << 20, {});
     for (const TimerRecord& r : page.records) listed.push_back(r.id);
     if (!page.records.empty()) {
       // The page's last timer is cancelled, the one before deleted.
@@ -243,14 +243,14 @@ TEST(RocksDbStoreTest, ListingScansABoundedNumberOfEntriesAndResumes) {
   std::optional<ListCursor> after;
   int calls = 0;
   do {
-    ListPage page = *store->List(TimerState::kDelivering, after, 10, 1 << 20);
+    ListPage page = *store->List(TimerState::kDelivering, after, 10, 1 << 20, {});
     for (const TimerRecord& r : page.records) found.push_back(r.id);
     after = page.next;
     ++calls;
   } while (after && calls < 100);
   EXPECT_EQ(found, std::vector<std::string>{"busy"});
   EXPECT_EQ(calls, 3);
-  ListPage first = *store->List(TimerState::kPending, std::nullopt, 10, 1 << 20);
+  ListPage first = *store->List(TimerState::kPending, std::nullopt, 10, 1 << 20, {});
   EXPECT_EQ(first.records.size(), 10u);
   ASSERT_TRUE(first.next);
   EXPECT_EQ(first.next->id, "p9");
@@ -268,10 +268,10 @@ TEST(RocksDbStoreTest, APageStopsAtItsByteBudget) {
       txn.Put(std::nullopt, r);
     }
   });
-  ListPage page = *store->List(TimerState::kPending, std::nullopt, 1000, 15'000);
+  ListPage page = *store->List(TimerState::kPending, std::nullopt, 1000, 15'000, {});
   EXPECT_EQ(page.records.size(), 2u);
   ASSERT_TRUE(page.next);
-  EXPECT_EQ(store->List(TimerState::kPending, std::nullopt, 1000, 1)->records.size(), 1u);
+  EXPECT_EQ(store->List(TimerState::kPending, std::nullopt, 1000, 1, {})->records.size(), 1u);
 }
 
 // The store tells its listener of every change to when a timer is due, in

@@ -38,9 +38,15 @@ class ScanFailingStore final : public TimerStore {
     return store_.ScanDue(shards, from, to_ms, limit);
   }
   Result<ListPage> List(TimerState s, const std::optional<ListCursor>& a, std::size_t l,
-                        std::size_t b) const override {
-    return store_.List(s, a, l, b);
+                        std::size_t b, const ListFilter& f) const override {
+    return store_.List(s, a, l, b, f);
   }
+  Result<std::vector<std::int64_t>> CountDue(const std::vector<std::int64_t>& b,
+                                             std::size_t cap) const override {
+    return store_.CountDue(b, cap);
+  }
+  Result<std::uint64_t> ApproximateBytes() const override { return store_.ApproximateBytes(); }
+  Result<std::optional<ClusterState>> Cluster() const override { return store_.Cluster(); }
   Result<std::vector<std::string>> FinishedBefore(TimerState s, std::int64_t t,
                                                   std::size_t l) const override {
     return store_.FinishedBefore(s, t, l);

@@ -2,6 +2,7 @@
 // idempotency rules, and bad input answered 4xx with nothing stored.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <set>
 
 #include "server_test_util.h"
@@ -226,6 +227,140 @@ TEST_P(ServerApiTest, ListsTimersByStateWithPaging) {
   EXPECT_EQ(Call(client_, "GET", "/v1/timers?state=sleeping").status, 400);
   EXPECT_EQ(Call(client_, "GET", "/v1/timers?state=failed&limit=0").status, 400);
   EXPECT_EQ(Call(client_, "GET", "/v1/timers").status, 400);
+}
+
+TEST_P(ServerApiTest, StatsCountStatesAndWhatIsDueSoon) {
+  const std::string p = "stats-" + std::to_string(WallMs()) + "-";
+  ASSERT_EQ(Call(client_, "POST", "/v1/timers", TimerBody(p + "1", 30'000, url_)).status, 201);
+  ASSERT_EQ(Call(client_, "POST", "/v1/timers", TimerBody(p + "2", 1'800'000, url_)).status, 201);
+  ASSERT_EQ(Call(client_, "POST", "/v1/timers", TimerBody(p + "3", 7'200'000, url_)).status, 201);
+  JsonCall s = Call(client_, "GET", "/v1/stats");
+  ASSERT_EQ(s.status, 200) << s.raw;
+  EXPECT_GE(s.body.at("counts").at("pending").as_int64(), 3);
+  EXPECT_TRUE(s.body.at("counts").as_object().contains("failed"));
+  const auto& due = s.body.at("due");
+  EXPECT_GE(due.at("minute").as_int64(), 1);
+  EXPECT_GE(due.at("hour").as_int64(), due.at("minute").as_int64() + 1);
+  EXPECT_GE(due.at("day").as_int64(), due.at("hour").as_int64() + 1);
+  EXPECT_EQ(due.at("cap").as_int64(), 100'000);
+  EXPECT_GT(s.body.at("store").at("bytes").as_int64(), 0);
+  EXPECT_EQ(s.body.at("store").at("kind").as_string(),
+            GetParam() == Backend::kEmbedded ? "rocksdb" : "postgresql");
+  EXPECT_EQ(s.body.at("mode").as_string(), GetParam() == Backend::kEmbedded ? "node" : "cluster");
+  EXPECT_GE(s.body.at("uptime_ms").as_int64(), 0);
+  EXPECT_FALSE(s.body.at("version").as_string().empty());
+  JsonCall series = Call(client_, "GET", "/v1/stats/series");
+  ASSERT_EQ(series.status, 200) << series.raw;
+  EXPECT_EQ(series.body.at("bucket_ms").as_int64(), 10'000);
+  EXPECT_TRUE(series.body.at("points").is_array());
+  EXPECT_EQ(Call(client_, "POST", "/v1/stats").status, 405);
+}
+
+TEST_P(ServerApiTest, ClusterAnswersTheLeasesInClusterModeOnly) {
+  JsonCall c = Call(client_, "GET", "/v1/cluster");
+  ASSERT_EQ(c.status, 200) << c.raw;
+  if (GetParam() == Backend::kEmbedded) {
+    EXPECT_EQ(c.body.at("mode").as_string(), "node");
+    return;
+  }
+  EXPECT_EQ(c.body.at("mode").as_string(), "cluster");
+  EXPECT_EQ(c.body.at("shards").as_int64(), 8);
+  ASSERT_EQ(c.body.at("leases").as_array().size(), 8u);
+  const std::string node(c.body.at("node").as_string());
+  bool self = false;
+  for (const auto& n : c.body.at("nodes").as_array()) {
+    if (n.at("self").as_bool()) {
+      self = true;
+      EXPECT_EQ(n.at("node_id").as_string(), node);
+      EXPECT_TRUE(n.at("alive").as_bool());
+    }
+  }
+  EXPECT_TRUE(self) << c.raw;
+  EXPECT_EQ(c.body.at("fenced_writes").as_int64(), 0);
+}
+
+TEST_P(ServerApiTest, ListsFilterByIdPrefixAndTargetHost) {
+  const std::string p = "filter-" + std::to_string(WallMs()) + "-";
+  std::string other = url_;
+  other.replace(other.find("127.0.0.1"), 9, "localhost");
+  ASSERT_EQ(Call(client_, "POST", "/v1/timers", TimerBody(p + "a-1", 60'000, url_)).status, 201);
+  ASSERT_EQ(Call(client_, "POST", "/v1/timers", TimerBody(p + "a-2", 61'000, url_)).status, 201);
+  ASSERT_EQ(Call(client_, "POST", "/v1/timers", TimerBody(p + "b-1", 62'000, other)).status, 201);
+  auto ids = [&](const std::string& query) {
+    std::vector<std::string> out;
+    JsonCall l = Call(client_, "GET", "/v1/timers?state=pending&limit=1000&" + query);
+    EXPECT_EQ(l.status, 200) << l.raw;
+    for (const auto& t : l.body.at("timers").as_array()) out.emplace_back(t.at("id").as_string());
+    return out;
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(ids("prefix=" + p + "a-"), (V{p + "a-1", p + "a-2"}));
+  EXPECT_EQ(ids("prefix=" + p + "&host=LOCALHOST"), (V{p + "b-1"}));
+  EXPECT_EQ(ids("prefix=" + p + "&host=127.0.0.1"), (V{p + "a-1", p + "a-2"}));
+  EXPECT_TRUE(ids("prefix=" + p + "&host=elsewhere.example").empty());
+  JsonCall bad = Call(client_, "GET", "/v1/timers?state=pending&prefix=a%20b");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(ErrorField(bad), "prefix");
+  EXPECT_EQ(ErrorField(Call(client_, "GET", "/v1/timers?state=pending&host=http://x/")), "host");
+}
+
+// Dead letters retried or deleted by filter: counted first (dry run),
+// then changed, only those that match and failed before the call.
+TEST_P(ServerApiTest, DeadLettersAreRetriedAndDeletedInBulkByFilter) {
+  std::atomic<bool> heal{false};  // before the receiver, whose policy reads it
+  WebhookReceiver failing;
+  failing.SetPolicy([&](const Delivery&) { return heal.load() ? 200 : 500; });
+  const std::string p = "bulk-" + std::to_string(WallMs()) + "-";
+  const std::string retry_ms = R"("retry":{"max_attempts":1,"backoff_ms":10})";
+  for (const std::string name : {"retry-1", "retry-2", "delete-1", "delete-2", "keep-1"}) {
+    ASSERT_EQ(Call(client_, "POST", "/v1/timers", TimerBody(p + name, 0, failing.url(), retry_ms)).status,
+              201);
+  }
+  for (const std::string name : {"retry-1", "retry-2", "delete-1", "delete-2", "keep-1"}) {
+    for (int i = 0; i < 3000 && State(Call(client_, "GET", "/v1/timers/" + p + name)) != "failed"; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_EQ(State(Call(client_, "GET", "/v1/timers/" + p + name)), "failed");
+  }
+  JsonCall dry = Call(client_, "POST", "/v1/timers:delete-failed",
+                      R"({"prefix":")" + p + R"(delete-","dry_run":true})");
+  ASSERT_EQ(dry.status, 200) << dry.raw;
+  EXPECT_EQ(dry.body.at("matched").as_int64(), 2);
+  EXPECT_EQ(dry.body.at("done").as_int64(), 0);
+  EXPECT_FALSE(dry.body.at("more").as_bool());
+  EXPECT_EQ(State(Call(client_, "GET", "/v1/timers/" + p + "delete-1")), "failed");
+  // Only what failed before failed_before_ms.
+  JsonCall early = Call(client_, "POST", "/v1/timers:delete-failed",
+                        R"({"prefix":")" + p + R"(","failed_before_ms":1})");
+  ASSERT_EQ(early.status, 200) << early.raw;
+  EXPECT_EQ(early.body.at("matched").as_int64(), 0);
+
+  JsonCall deleted = Call(client_, "POST", "/v1/timers:delete-failed",
+                          R"({"prefix":")" + p + R"(delete-","host":"127.0.0.1"})");
+  ASSERT_EQ(deleted.status, 200) << deleted.raw;
+  EXPECT_EQ(deleted.body.at("done").as_int64(), 2);
+  EXPECT_EQ(Call(client_, "GET", "/v1/timers/" + p + "delete-1").status, 404);
+  EXPECT_EQ(Call(client_, "GET", "/v1/timers/" + p + "delete-2").status, 404);
+
+  heal = true;
+  JsonCall retried = Call(client_, "POST", "/v1/timers:retry-failed",
+                          R"({"prefix":")" + p + R"(retry-"})");
+  ASSERT_EQ(retried.status, 200) << retried.raw;
+  EXPECT_EQ(retried.body.at("matched").as_int64(), 2);
+  EXPECT_EQ(retried.body.at("done").as_int64(), 2);
+  for (const std::string name : {"retry-1", "retry-2"}) {
+    for (int i = 0; i < 3000 && State(Call(client_, "GET", "/v1/timers/" + p + name)) != "delivered"; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_EQ(State(Call(client_, "GET", "/v1/timers/" + p + name)), "delivered");
+  }
+  EXPECT_EQ(State(Call(client_, "GET", "/v1/timers/" + p + "keep-1")), "failed");
+
+  EXPECT_EQ(Call(client_, "POST", "/v1/timers:retry-failed", R"({"prefix":"a b"})").status, 400);
+  JsonCall unknown = Call(client_, "POST", "/v1/timers:retry-failed", R"({"dryrun":true})");
+  EXPECT_EQ(unknown.status, 400);
+  EXPECT_EQ(ErrorCode(unknown), "unknown_field");
+  EXPECT_EQ(Call(client_, "GET", "/v1/timers:retry-failed").status, 405);
 }
 
 struct BadInput {

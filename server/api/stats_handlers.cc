@@ -1,0 +1,103 @@
+#include "api/stats_handlers.h"
+
+#include <boost/json.hpp>
+#include <map>
+
+#include "api/timer_json.h"
+
+#ifndef TICKWHEEL_VERSION
+#define TICKWHEEL_VERSION "unknown"
+#endif
+
+namespace tickwheel::server {
+
+namespace json = boost::json;
+
+StatsHandlers::StatsHandlers(const TimerStore& store, ServerClock& clock, const Metrics& metrics,
+                             const MetricsSeries& series, StatsSources sources)
+    : store_(store), clock_(clock), metrics_(metrics), series_(series), sources_(std::move(sources)) {}
+
+HttpResponse StatsHandlers::Stats() const {
+  const std::int64_t now = clock_.WallMs();
+  const StateCounts c = store_.Counts();
+  json::object counts;
+  for (int i = 0; i < kNumStates; ++i) {
+    counts[StateName(static_cast<TimerState>(i))] = c[static_cast<std::size_t>(i)];
+  }
+  constexpr std::int64_t kMinute = 60'000;
+  Result<std::vector<std::int64_t>> due =
+      store_.CountDue({now + kMinute, now + 60 * kMinute, now + 24 * 60 * kMinute}, kDueCap);
+  if (!due.ok()) return ErrorResponse(due.status());
+  Result<std::uint64_t> bytes = store_.ApproximateBytes();
+  if (!bytes.ok()) return ErrorResponse(bytes.status());
+  const bool cluster = !sources_.node_id.empty();
+  json::object out{
+      {"counts", std::move(counts)},
+      {"in_window", sources_.in_window ? sources_.in_window() : 0},
+      {"due", json::object{{"minute", (*due)[0]},
+                           {"hour", (*due)[1]},
+                           {"day", (*due)[2]},
+                           {"cap", kDueCap}}},
+      {"store", json::object{{"kind", cluster ? "postgresql" : "rocksdb"}, {"bytes", *bytes}}},
+      {"version", TICKWHEEL_VERSION},
+      {"started_ms", sources_.started_ms},
+      {"uptime_ms", now - sources_.started_ms},
+      {"now_ms", now},
+      {"mode", cluster ? "cluster" : "node"}};
+  if (cluster) out["node"] = sources_.node_id;
+  return JsonResponse(200, json::serialize(out));
+}
+
+HttpResponse StatsHandlers::Series() const {
+  json::array points;
+  for (const MetricsSeries::Point& p : series_.Points()) {
+    points.push_back(json::object{{"t", p.end_ms},
+                                  {"created", p.created_per_s},
+                                  {"delivered", p.delivered_per_s},
+                                  {"retried", p.retried_per_s},
+                                  {"failed", p.failed_per_s},
+                                  {"p50", p.lateness_p50_ms},
+                                  {"p99", p.lateness_p99_ms},
+                                  {"attempts", p.attempts}});
+  }
+  return JsonResponse(200, json::serialize(json::object{
+                               {"bucket_ms", MetricsSeries::kBucketMs}, {"points", std::move(points)}}));
+}
+
+HttpResponse StatsHandlers::Cluster() const {
+  Result<std::optional<ClusterState>> state = store_.Cluster();
+  if (!state.ok()) return ErrorResponse(state.status());
+  if (!*state) return JsonResponse(200, R"({"mode":"node"})");
+  const ClusterState& s = **state;
+  std::map<std::string, std::int64_t> owned;  // node -> shards whose lease is live
+  json::array leases;
+  for (const ShardLease& l : s.leases) {
+    const bool live = !l.owner.empty() && l.expires_ms > s.now_ms;
+    if (live) ++owned[l.owner];
+    leases.push_back(json::object{
+        {"shard", l.shard},
+        {"owner", l.owner.empty() ? json::value(nullptr) : json::value(l.owner)},
+        {"epoch", l.epoch},
+        {"expires_ms", l.expires_ms},
+        {"live", live}});
+  }
+  json::array nodes;
+  for (const ClusterNode& n : s.nodes) {
+    nodes.push_back(json::object{{"node_id", n.node_id},
+                                 {"started_ms", n.started_ms},
+                                 {"expires_ms", n.expires_ms},
+                                 {"alive", n.expires_ms > s.now_ms},
+                                 {"shards", owned[n.node_id]},
+                                 {"self", n.node_id == sources_.node_id}});
+  }
+  json::object out{{"mode", "cluster"},
+                   {"node", sources_.node_id},
+                   {"now_ms", s.now_ms},
+                   {"shards", s.leases.size()},
+                   {"fenced_writes", metrics_.fenced_writes.load(std::memory_order_relaxed)},
+                   {"nodes", std::move(nodes)},
+                   {"leases", std::move(leases)}};
+  return JsonResponse(200, json::serialize(out));
+}
+
+}  // namespace tickwheel::server

@@ -1,0 +1,43 @@
+// The cluster view against a real cluster node on PostgreSQL (no tokens:
+// loopback). Run by console_browser_test.cc with TW_URL, TW_NODE,
+// TW_NODE_MODULES, TW_SCREENSHOTS.
+import { assert, call, env, launch, newPage, server, shot, steps } from './lib.mjs';
+
+const node = env('TW_NODE');
+const { context, close } = await launch();
+const page = await newPage(context);
+
+await steps([
+  ['without tokens the console opens at once, every action allowed', async () => {
+    await page.goto(`${server}/ui/`);
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    assert.equal(await page.locator('#role').textContent(), 'anonymous');
+    await page.getByText(`cluster node ${node}`).waitFor();
+    await page.getByText(/PostgreSQL, about/).waitFor();
+  }],
+
+  ['the cluster view shows the node, its shards, their leases and fenced writes', async () => {
+    await page.getByRole('link', { name: 'Cluster', exact: true }).click();
+    await page.getByRole('heading', { name: 'Nodes', exact: true }).waitFor();
+    await page.getByRole('cell', { name: new RegExp(`${node}\\s*this node`) }).waitFor();
+    await page.getByRole('cell', { name: '16' }).waitFor(); // it owns all 16 shards
+    assert.equal(await page.locator('.shards .shard').count(), 16);
+    assert.equal(await page.locator('.shards .shard.free').count(), 0);
+    const c = (await call('GET', '/v1/cluster')).body;
+    assert.equal(c.mode, 'cluster');
+    assert.equal(c.fenced_writes, 0);
+    assert.ok(c.leases.every((l) => l.owner === node && l.live && l.epoch >= 1));
+    await page.getByText('Every lease').click();
+    await page.getByRole('cell', { name: '15', exact: true }).waitFor();
+    await shot(page, 'cluster', { fullPage: true });
+  }],
+
+  ['timers on PostgreSQL are listed and fire', async () => {
+    const r = await call('POST', '/v1/timers', { id: 'pg-1', delay_ms: 3600e3, target: { url: 'http://127.0.0.1:9/x' } });
+    assert.equal(r.status, 201);
+    await page.goto(`${server}/ui/#/timers?state=pending&prefix=pg-`);
+    await page.getByRole('link', { name: 'pg-1' }).first().waitFor();
+  }],
+]);
+
+await close();
