@@ -238,6 +238,10 @@ class Soak {
     for (int i = 0; i < fleet_.size(); ++i) {
       if (!fleet_.Start(i)) return 1;
     }
+    if (o_.mode == "cluster" && !SharesSettled()) {
+      std::fprintf(stderr, "soak: the nodes never owned all 32 shards between them\n");
+      return 1;
+    }
     start_ms_ = WallMs();
     Event(-1, "start", "");
     std::thread sampler([this] { Sample(); });
@@ -453,6 +457,22 @@ class Soak {
       if (next < now - seconds(2)) next = now;  // after an outage: no burst to catch up
       std::this_thread::sleep_until(next);
     }
+  }
+
+  // Whether the nodes own every shard between them (bounded wait): the
+  // load starts once they do, as after any deployment.
+  bool SharesSettled() {
+    for (int attempt = 0; attempt < 600; ++attempt) {
+      double owned = 0;
+      for (int i = 0; i < fleet_.size(); ++i) {
+        BlockingHttpClient client(fleet_.address(i), seconds(2));
+        owned += std::max(0.0, MetricOf(client.Call("GET", "/metrics").body,
+                                        "tickwheel_cluster_shards_owned"));
+      }
+      if (owned == 32) return true;
+      std::this_thread::sleep_for(milliseconds(50));
+    }
+    return false;
   }
 
   // Every 30-60 s: a SIGKILL and a restart 0-3 s later; in cluster mode, as
