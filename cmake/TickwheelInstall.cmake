@@ -21,11 +21,14 @@ set(TICKWHEEL_PUBLIC_HEADERS
   include/tickwheel/internal/batch_job.h
   include/tickwheel/internal/flat_map.h
   include/tickwheel/internal/huge_pages.h
+  include/tickwheel/internal/keyed_shard.h
   include/tickwheel/internal/lru_list.h
   include/tickwheel/internal/mutex.h
   include/tickwheel/internal/on_demand_thread.h
   include/tickwheel/internal/periodic_thread.h
+  include/tickwheel/internal/prefetch.h
   include/tickwheel/internal/report_error.h
+  include/tickwheel/internal/sharded_runtime.h
   include/tickwheel/internal/tick_divider.h
   include/tickwheel/internal/time_math.h
   include/tickwheel/internal/timer_thread.h

@@ -1,39 +1,47 @@
 #include "tickwheel/clock.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 
+#include "tickwheel/internal/mutex.h"
 #include "tickwheel/internal/time_math.h"
 
 namespace tickwheel {
 namespace {
 
+using internal::CondVar;
+using internal::Mutex;
+using internal::MutexLock;
+
 class SystemSleeper final : public Sleeper {
  public:
   std::uint64_t token() const override {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return token_;
   }
 
   void SleepUntil(TimePoint deadline, std::uint64_t token) override {
-    std::unique_lock lock(mutex_);
+    MutexLock lock(mutex_);
     // steady_clock deadlines make libstdc++ wait on CLOCK_MONOTONIC.
-    cv_.wait_until(lock, deadline, [&] { return token_ != token; });
+    while (token_ == token) {
+      if (!cv_.WaitUntil(mutex_, deadline)) break;
+    }
   }
 
   void Wake() override {
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       ++token_;
     }
-    cv_.notify_all();
+    cv_.SignalAll();
   }
 
  private:
-  mutable std::mutex mutex_;
-  std::condition_variable cv_;
-  std::uint64_t token_ = 0;  // guarded by mutex_
+  mutable Mutex mutex_;
+  CondVar cv_;
+  std::uint64_t token_ TW_GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace
@@ -52,14 +60,14 @@ std::unique_ptr<Sleeper> SystemClock::NewSleeper() {
 // What a manual sleeper shares with its clock. It outlives the sleeper while
 // an Advance still looks at it.
 struct ManualClock::SleeperState {
-  std::mutex mutex;
-  std::condition_variable wake;     // the sleeping thread waits here
-  std::condition_variable settled;  // Advance waits here
-  // All guarded by mutex:
-  std::uint64_t token = 0;
-  bool blocked = false;        // waiting with a deadline after blocked_at_ns
-  std::int64_t blocked_at_ns = 0;  // the time it read before blocking
-  bool closed = false;         // the sleeper is gone
+  Mutex mutex;
+  CondVar wake;     // the sleeping thread waits here
+  CondVar settled;  // Advance waits here
+  std::uint64_t token TW_GUARDED_BY(mutex) = 0;
+  // Waiting with a deadline after blocked_at_ns.
+  bool blocked TW_GUARDED_BY(mutex) = false;
+  std::int64_t blocked_at_ns TW_GUARDED_BY(mutex) = 0;  // read before blocking
+  bool closed TW_GUARDED_BY(mutex) = false;  // the sleeper is gone
 };
 
 class ManualClock::ManualSleeper final : public Sleeper {
@@ -68,37 +76,41 @@ class ManualClock::ManualSleeper final : public Sleeper {
       : clock_(clock), state_(std::move(state)) {}
 
   ~ManualSleeper() override {
+    SleeperState& state = *state_;
     {
-      std::lock_guard lock(state_->mutex);
-      state_->closed = true;
+      MutexLock lock(state.mutex);
+      state.closed = true;
     }
-    state_->settled.notify_all();
+    state.settled.SignalAll();
   }
 
   std::uint64_t token() const override {
-    std::lock_guard lock(state_->mutex);
-    return state_->token;
+    SleeperState& state = *state_;
+    MutexLock lock(state.mutex);
+    return state.token;
   }
 
   void SleepUntil(TimePoint deadline, std::uint64_t token) override {
-    std::unique_lock lock(state_->mutex);
-    while (state_->token == token) {
+    SleeperState& state = *state_;
+    MutexLock lock(state.mutex);
+    while (state.token == token) {
       const TimePoint now = clock_.Now();
       if (now >= deadline) break;
-      state_->blocked = true;
-      state_->blocked_at_ns = now.time_since_epoch().count();
-      state_->settled.notify_all();
-      state_->wake.wait(lock);
-      state_->blocked = false;
+      state.blocked = true;
+      state.blocked_at_ns = now.time_since_epoch().count();
+      state.settled.SignalAll();
+      state.wake.Wait(state.mutex);
+      state.blocked = false;
     }
   }
 
   void Wake() override {
+    SleeperState& state = *state_;
     {
-      std::lock_guard lock(state_->mutex);
-      ++state_->token;
+      MutexLock lock(state.mutex);
+      ++state.token;
     }
-    state_->wake.notify_all();
+    state.wake.SignalAll();
   }
 
  private:
@@ -117,11 +129,12 @@ TimePoint ManualClock::Now() const {
 
 std::unique_ptr<Sleeper> ManualClock::NewSleeper() {
   auto state = std::make_shared<SleeperState>();
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   // Forget sleepers that are gone, so the list does not grow without bound.
   std::erase_if(sleepers_, [](const std::shared_ptr<SleeperState>& s) {
-    std::lock_guard state_lock(s->mutex);
-    return s->closed;
+    SleeperState& gone = *s;
+    MutexLock state_lock(gone.mutex);
+    return gone.closed;
   });
   sleepers_.push_back(state);
   return std::make_unique<ManualSleeper>(*this, std::move(state));
@@ -132,26 +145,32 @@ void ManualClock::Advance(Duration d) {
 }
 
 void ManualClock::AdvanceTo(TimePoint t) {
-  std::lock_guard advance_lock(advance_mutex_);
+  MutexLock advance_lock(advance_mutex_);
   const std::int64_t target = std::max(now_ns_.load(std::memory_order_relaxed),
                                        t.time_since_epoch().count());
   now_ns_.store(target, std::memory_order_release);
 
   std::vector<std::shared_ptr<SleeperState>> sleepers;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     sleepers = sleepers_;
   }
-  for (const std::shared_ptr<SleeperState>& state : sleepers) {
-    std::unique_lock lock(state->mutex);
+  for (const std::shared_ptr<SleeperState>& shared : sleepers) {
+    SleeperState& state = *shared;
+    MutexLock lock(state.mutex);
     // A blocked thread that read an older time must wake and look again;
     // a busy one reads the new time before it blocks.
-    state->wake.notify_all();
-    const bool settled =
-        state->settled.wait_for(lock, std::chrono::seconds(60), [&] {
-          return state->closed ||
-                 (state->blocked && state->blocked_at_ns >= target);
-        });
+    state.wake.SignalAll();
+    const auto give_up =
+        std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    bool settled = true;
+    while (!state.closed && !(state.blocked && state.blocked_at_ns >= target)) {
+      if (!state.settled.WaitUntil(state.mutex, give_up)) {
+        settled = state.closed ||
+                  (state.blocked && state.blocked_at_ns >= target);
+        break;
+      }
+    }
     if (!settled) {
       std::fprintf(stderr,
                    "tickwheel::ManualClock: a sleeper did not block again "

@@ -14,7 +14,7 @@ PeriodicThread::PeriodicThread(Clock& clock, Duration period,
 
 PeriodicThread::~PeriodicThread() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stopping_ = true;
   }
   sleeper_->Wake();
@@ -25,7 +25,7 @@ void PeriodicThread::Run(TimePoint next) {
   for (;;) {
     std::uint64_t token;
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       if (stopping_) return;
       token = sleeper_->token();
     }

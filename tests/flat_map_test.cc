@@ -35,6 +35,15 @@ TEST(FlatMapTest, FindsWhatWasInsertedAndNothingElse) {
   EXPECT_EQ(map.Find(1), nullptr);
 }
 
+TEST(FlatMapTest, ReservedMapDoesNotMoveEntriesWhileFillingUpToTheReserve) {
+  FlatMap<int, int, std::hash<int>, std::equal_to<int>> map;
+  map.Reserve(1000);
+  const int* first = &map.TryEmplace(0, [] { return 0; }).first->mapped;
+  for (int k = 1; k < 1000; ++k) map.TryEmplace(k, [k] { return k; });
+  EXPECT_EQ(&map.Find(0)->mapped, first) << "the array grew";
+  for (int k = 0; k < 1000; ++k) ASSERT_EQ(map.Find(k)->mapped, k);
+}
+
 TEST(FlatMapTest, MakeThatThrowsInsertsNothing) {
   FlatMap<int, int, std::hash<int>, std::equal_to<int>> map;
   EXPECT_THROW(map.TryEmplace(5, []() -> int { throw std::runtime_error("x"); }),

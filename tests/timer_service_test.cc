@@ -257,7 +257,8 @@ TEST_F(TimerServiceTest, EveryNeverOverlapsItself) {
     while (seen < now_running &&
            !max_running.compare_exchange_weak(seen, now_running)) {
     }
-    // Counted before it is logged: the test reads `runs` once it sees the log.
+    // Counted before it is logged, so that once the log shows a start the
+    // count has it (the check below ran before the increment now and then).
     const int run = ++runs;
     log_.Record("start");
     if (run == 1) release_.Wait();  // the first run overruns 5 periods

@@ -139,6 +139,38 @@ class WheelModel {
     DrainTickless();
   }
 
+  // Rounds of 50 to 300 Schedules, Cancels and Reschedules (a third each,
+  // stale ids included) with nothing that reads the slots in between, then
+  // one Advance and the checks: the slot work that Cancels and Reschedules
+  // queue (up to 64 entries; Wheel::ApplyPending) is applied when the queue
+  // is full as well as when the wheel is read. Then drains the wheel.
+  void RunBursts(int rounds) {
+    for (step_ = 0; step_ < rounds && !source_.done(); ++step_) {
+      const std::int64_t ops = Uniform(50, 300);
+      for (std::int64_t i = 0; i < ops; ++i) {
+        const std::int64_t op = Uniform(0, 2);
+        if (op == 0) {
+          Schedule();
+        } else if (op == 1) {
+          Cancel();
+        } else {
+          Reschedule();
+        }
+        if (failed()) return;
+        if (wheel_.size() != pending_.size()) {
+          return Fail("size() is " + std::to_string(wheel_.size()) +
+                      ", the model has " + std::to_string(pending_.size()));
+        }
+      }
+      if (step_ % 3 == 0) CheckInvariants();
+      CheckNextDeadline();
+      if (failed()) return;
+      Advance(NextTime());
+      if (failed()) return;
+    }
+    DrainTickless();
+  }
+
   // Empty while every check has passed; otherwise the first failure.
   const std::string& failure() const { return failure_; }
   bool failed() const { return !failure_.empty(); }

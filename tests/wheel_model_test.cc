@@ -1,7 +1,9 @@
 // Model-based test of Wheel<T>: long random sequences of Schedule, Cancel,
 // Reschedule and Advance, with time jumps from nothing to centuries, checked
 // against a plain reference (a map of pending timers and their due ticks)
-// and the wheel's own invariant checker. The model and what it asserts are
+// and the wheel's own invariant checker, also in bursts of hundreds of
+// Cancels and Reschedules between looks at the wheel. The model and what it
+// asserts are
 // in wheel_model.h, which the fuzzer (tests/fuzz/wheel_fuzz.cc) shares; here
 // its choices come from seeded RNGs.
 #include <gtest/gtest.h>
@@ -53,6 +55,21 @@ TEST_P(WheelModelTest, DenseTimersWithSmallStepsMatchTheReference) {
     WheelModel<RandomSource> model(RandomSource(seed), tick_ns,
                                    3'600'000'000'000 + 17, {.dense = true});
     model.Run(6000);
+    ASSERT_EQ(model.failure(), "");
+  }
+}
+
+// Hundreds of Cancels and Reschedules between Advances: the slot work they
+// queue is applied in full batches, in any order with Schedules, and stale
+// ids (including ones cancelled a moment ago, whose unlink is still queued)
+// are refused.
+TEST_P(WheelModelTest, BurstsOfCancelsAndMovesMatchTheReference) {
+  const std::int64_t tick_ns = GetParam();
+  for (std::uint64_t seed = 1; seed <= 12; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    WheelModel<RandomSource> model(RandomSource(seed), tick_ns, 3'600'000'000'000 + 5,
+                                   {.dense = seed % 2 == 0});
+    model.RunBursts(60);
     ASSERT_EQ(model.failure(), "");
   }
 }

@@ -6,7 +6,8 @@
 // its effect comes later, as in go-zero (tickwheel::TimingWheel's calls are
 // synchronous instead). The queue is a mutex-guarded vector the loop swaps
 // out whole, so producers never wait for the loop (go-zero's unbuffered
-// channels make them).
+// channels make them). A call may be stamped: the loop then records how long
+// after the call it applied it (the call's latency as seen by its effect).
 #ifndef TICKWHEEL_BENCH_CORE_GOZERO_KEYED_WHEEL_H_
 #define TICKWHEEL_BENCH_CORE_GOZERO_KEYED_WHEEL_H_
 
@@ -21,6 +22,8 @@
 #include <thread>
 #include <unordered_map>
 #include <vector>
+
+#include "bench_clock.h"
 
 namespace tickwheel::bench {
 
@@ -45,16 +48,25 @@ class GoZeroKeyedWheel {
     loop_.join();
   }
 
-  void SetTimer(const Key& key, Value value, std::chrono::nanoseconds delay) {
-    Send({Kind::kSet, key, std::move(value), delay});
+  void SetTimer(const Key& key, Value value, std::chrono::nanoseconds delay,
+                bool stamp = false) {
+    Send({Kind::kSet, key, std::move(value), delay, stamp ? NowNs() : 0});
   }
-  void MoveTimer(const Key& key, std::chrono::nanoseconds delay) {
-    Send({Kind::kMove, key, Value{}, delay});
+  void MoveTimer(const Key& key, std::chrono::nanoseconds delay, bool stamp = false) {
+    Send({Kind::kMove, key, Value{}, delay, stamp ? NowNs() : 0});
   }
-  void RemoveTimer(const Key& key) { Send({Kind::kRemove, key, Value{}, {}}); }
+  void RemoveTimer(const Key& key, bool stamp = false) {
+    Send({Kind::kRemove, key, Value{}, {}, stamp ? NowNs() : 0});
+  }
 
   // Commands the loop has applied so far.
   std::uint64_t applied() const { return applied_.load(std::memory_order_acquire); }
+
+  // Call-to-apply times of the stamped commands applied so far, in ns.
+  // REQUIRES: applied() has been read since (the loop wrote them before).
+  const std::vector<std::int64_t>& latencies() const { return latencies_; }
+  // REQUIRES: nothing is queued or being applied.
+  void ClearLatencies() { latencies_.clear(); }
 
  private:
   enum class Kind : std::uint8_t { kSet, kMove, kRemove };
@@ -63,6 +75,7 @@ class GoZeroKeyedWheel {
     Key key;
     Value value;
     std::chrono::nanoseconds delay;
+    std::int64_t stamped_ns;  // 0: not stamped
   };
   struct Entry {
     Key key;
@@ -100,7 +113,10 @@ class GoZeroKeyedWheel {
         if (stop_) return;
         batch.swap(queue_);
       }
-      for (Command& c : batch) Apply(c);
+      for (Command& c : batch) {
+        Apply(c);
+        if (c.stamped_ns != 0) latencies_.push_back(NowNs() - c.stamped_ns);
+      }
       applied_.fetch_add(batch.size(), std::memory_order_release);
       batch.clear();
       while (Clock::now() >= next_tick) {
@@ -199,6 +215,7 @@ class GoZeroKeyedWheel {
   std::vector<List> slots_;
   std::unordered_map<Key, Position> timers_;
   std::uint32_t tick_ = 0;
+  std::vector<std::int64_t> latencies_;
   // The queue.
   std::mutex mutex_;
   std::condition_variable wake_;

@@ -12,20 +12,20 @@
 #include <functional>
 #include <future>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "tickwheel/clock.h"
+#include "tickwheel/internal/argument_checks.h"
 #include "tickwheel/internal/lru_list.h"
+#include "tickwheel/internal/mutex.h"
 #include "tickwheel/internal/periodic_thread.h"
-#include "tickwheel/internal/time_math.h"
+#include "tickwheel/internal/sharded_runtime.h"
 #include "tickwheel/time.h"
-#include "tickwheel/timing_wheel.h"
+#include "tickwheel/wheel.h"
 
 namespace tickwheel {
 
@@ -78,22 +78,23 @@ struct CacheOptions {
 
 // Cache is go-zero's collection.Cache without its races. Each entry expires
 // a TTL after it was last Set (the default TTL, or one per Set, with a ±5%
-// jitter fixed per key); a timer on a TimingWheel frees it, and an expired
-// entry is never returned even if its timer has not run yet. Set, Del, eviction
-// and the timer are kept consistent under the entry's shard lock, so no entry
-// is left without an expiry (go-zero's Del can cancel the timer of a concurrent
-// Set). Take(key, fetch) runs `fetch` once for all concurrent callers of a
-// missing key and shares its value or its exception.
+// jitter fixed per key); a timer on its shard's wheel frees it, and an
+// expired entry is never returned even if its timer has not run yet. An
+// entry and its timer live in the same shard, under its lock, so no entry
+// is left without an expiry (go-zero's Del can cancel the timer of a
+// concurrent Set). Take(key, fetch) runs `fetch` once for all concurrent
+// callers of a missing key and shares its value or its exception.
 //
 // Thread safety: every method may be called from any thread; `fetch` may
 // call the cache (but not Take the key it is fetching).
 // Cost: Get, Set, Del O(1) under one shard's mutex; Del, and a Set that
-// adds a key or moves its expiry earlier, also make one TimingWheel call (a
-// refresh does not). Values are copied out by Get and Take (use
-// std::shared_ptr<const T> for large values). Hash must be default
+// adds a key or moves its expiry earlier, also make one wheel operation (a
+// refresh does not). Expired entries are freed on the runtime's timer
+// thread, under their shard's lock. Values are copied out by Get and Take
+// (use std::shared_ptr<const T> for large values). Hash must be default
 // constructible (it is used as Hash{}).
-// Memory: per entry, a map node (key, value, two time points, two LRU
-// links) and a timing-wheel timer (a second copy of the key).
+// Memory: per entry, a map node (key, value, two time points, a timer id,
+// two LRU links) and a wheel node (a second copy of the key).
 //
 //   Cache<std::string, User> users(std::chrono::minutes(5),
 //                                  {.limit = 100'000});
@@ -140,6 +141,7 @@ class Cache {
   std::size_t size() const;
 
  private:
+  static constexpr const char* kWho = "Cache";
   struct Entry;
   using Map = std::unordered_map<K, Entry, Hash, KeyEqual>;
   using Node = typename Map::value_type;
@@ -151,52 +153,56 @@ class Cache {
   struct Entry {
     V value;
     TimePoint expires_at;
-    // The deadline of the key's wheel timer: at most expires_at. While a
-    // timer is pending, or has fired and its Expire has not yet run, the
-    // entry exists; Expire frees it or re-arms the timer.
+    // The deadline of the key's wheel timer: at most expires_at. When the
+    // timer fires, the entry is freed, or its timer re-armed for the rest.
     TimePoint timer_at;
+    TimerId timer;
     internal::LruLinks<Node> lru;  // listed only when the shard has a limit
   };
-  struct NoValue {};
+  struct NoFired {};  // nothing leaves a shard when it fires
 
-  // One lock and the keys that hash to it.
-  struct Shard {
-    mutable std::mutex mutex;
-    // All guarded by mutex:
+  // The keys that hash to one shard, their recency and their timers.
+  struct State {
+    State(Duration tick, TimePoint origin, std::size_t, std::size_t)
+        : wheel(tick, origin) {}
+
+    // Frees the expired entries whose timers fire; re-arms the others.
+    std::optional<TimePoint> Advance(TimePoint now, std::vector<NoFired>&);
+    void Discard() {}  // entries stay until the cache is destroyed
+
+    void Erase(typename Map::iterator it) {
+      wheel.Cancel(it->second.timer);
+      if (limit != 0) lru.Remove(&*it);
+      map.erase(it);
+    }
+
     Map map;
     internal::LruList<Node, LinksOf> lru;
     std::size_t limit = 0;  // 0: no LRU
     std::unordered_map<K, std::shared_future<V>, Hash, KeyEqual> fetches;
     CacheStats counts;  // size unused
+    Wheel<K> wheel;     // payload: the key
   };
+  using Runtime = internal::ShardedRuntime<State, NoFired>;
+  using Shard = typename Runtime::Shard;
 
   static std::size_t ShardCount(const CacheOptions& options);
-  Shard& ShardFor(std::size_t hash) {
-    // Fibonacci hashing spreads std::hash of integers (the identity).
-    const std::size_t h = hash * 0x9e3779b97f4a7c15ULL;
-    return shards_[(h >> 40) % shards_.size()];
-  }
+  static internal::RuntimeConfig MakeConfig(const CacheOptions& options);
 
-  // All *Locked methods REQUIRE the shard's mutex.
-  Entry* FindLiveLocked(Shard& shard, const K& key, TimePoint now);
-  void SetLocked(Shard& shard, const K& key, std::size_t hash, V value,
-                 Duration ttl, TimePoint now);
-  void EraseLocked(Shard& shard, typename Map::iterator it);
+  // The entry of `key` if it is live; an expired one is freed.
+  Entry* FindLive(State& state, const K& key, TimePoint now);
+  void Set(Shard& shard, const K& key, std::size_t hash, V value, Duration ttl,
+           TimePoint now) TW_REQUIRES(shard.mutex);
   // `ttl` times the key's jitter factor (see CacheOptions::jitter).
   Duration Jittered(std::size_t hash, Duration ttl) const;
-  // The timing wheel's callback: frees the entry if it has expired, else
-  // re-arms the timer for its new expiry.
-  void Expire(const K& key);
   void Report();
 
   const Duration ttl_;
   const double jitter_;
-  Clock& clock_;
   const std::string name_;
   const std::function<void(const CacheStats&)> report_;
-  std::vector<Shard> shards_;
   CacheStats reported_;  // the totals at the previous report; report thread
-  TimingWheel<K, NoValue, Hash, KeyEqual> wheel_;
+  Runtime runtime_;
   std::unique_ptr<internal::PeriodicThread> reporter_;  // last
 };
 
@@ -211,75 +217,59 @@ std::size_t Cache<K, V, Hash, KeyEqual>::ShardCount(
   return std::clamp<std::size_t>(options.limit / 4096, 1, 16);
 }
 
-namespace internal {
-
-inline Duration CheckedTtl(Duration ttl, const char* name) {
-  if (ttl <= Duration::zero()) {
-    throw std::invalid_argument(std::string("tickwheel::Cache: ") + name +
-                                " must be positive, got " +
-                                std::to_string(ttl.count()) + "ns");
-  }
-  return ttl;
+template <typename K, typename V, typename Hash, typename KeyEqual>
+internal::RuntimeConfig Cache<K, V, Hash, KeyEqual>::MakeConfig(
+    const CacheOptions& options) {
+  return {.who = kWho,
+          .tick = options.resolution,
+          .tick_name = "resolution",
+          .shards = ShardCount(options),
+          .workers = 0,
+          .clock = options.clock,
+          .on_error = nullptr};
 }
-
-inline double CheckedJitter(double jitter) {
-  if (!(jitter >= 0.0 && jitter < 1.0)) {
-    throw std::invalid_argument(
-        "tickwheel::Cache: jitter must be in [0, 1), got " +
-        std::to_string(jitter));
-  }
-  return jitter;
-}
-
-}  // namespace internal
 
 template <typename K, typename V, typename Hash, typename KeyEqual>
 Cache<K, V, Hash, KeyEqual>::Cache(Duration ttl, CacheOptions options)
-    : ttl_(internal::CheckedTtl(ttl, "ttl")),
-      jitter_(internal::CheckedJitter(options.jitter)),
-      clock_(options.clock ? *options.clock : SystemClock::Instance()),
+    : ttl_(internal::RequirePositive(ttl, kWho, "ttl")),
+      jitter_(internal::RequireInRange(options.jitter, 0.0, 1.0, "[0, 1)",
+                                       kWho, "jitter")),
       name_(std::move(options.name)),
       report_(std::move(options.report)),
-      shards_(ShardCount(options)),
-      wheel_(internal::CheckedTtl(options.resolution, "resolution"),
-             [this](const K& key, const NoValue&) { Expire(key); },
-             {.workers = 1,
-              .shards = shards_.size(),
-              .clock = &clock_,
-              .on_error = nullptr}) {
-  for (std::size_t i = 0; i < shards_.size(); ++i) {
-    Shard& shard = shards_[i];
-    // The limit is split exactly: the shards' limits add up to it.
-    if (options.limit != 0) {
-      shard.limit = options.limit / shards_.size() +
-                    (i < options.limit % shards_.size() ? 1 : 0);
-      // A shard with a limit of 0 would hold nothing; give it one.
-      shard.limit = std::max<std::size_t>(shard.limit, 1);
-    }
+      runtime_(MakeConfig(options), nullptr) {
+  const std::size_t shards = runtime_.shard_count();
+  for (std::size_t i = 0; i < shards && options.limit != 0; ++i) {
+    Shard& shard = runtime_.shard(i);
+    internal::MutexLock lock(shard.mutex);
+    // The limit is split exactly: the shards' limits add up to it. A shard
+    // with a limit of 0 would hold nothing; it gets one.
+    shard.state.limit =
+        std::max<std::size_t>(options.limit / shards +
+                                  (i < options.limit % shards ? 1 : 0),
+                              1);
   }
   if (options.report_interval > Duration::zero()) {
     reporter_ = std::make_unique<internal::PeriodicThread>(
-        clock_, options.report_interval, [this] { Report(); });
+        runtime_.clock(), options.report_interval, [this] { Report(); });
   }
 }
 
 template <typename K, typename V, typename Hash, typename KeyEqual>
 Cache<K, V, Hash, KeyEqual>::~Cache() {
   reporter_.reset();
-  wheel_.Stop();  // no Expire runs after this
+  runtime_.Stop();  // no timer fires after this
 }
 
 template <typename K, typename V, typename Hash, typename KeyEqual>
 std::optional<V> Cache<K, V, Hash, KeyEqual>::Get(const K& key) {
-  const TimePoint now = clock_.Now();
-  const std::size_t hash = Hash{}(key);
-  Shard& shard = ShardFor(hash);
-  std::lock_guard lock(shard.mutex);
-  if (Entry* entry = FindLiveLocked(shard, key, now)) {
-    ++shard.counts.hits;
+  const TimePoint now = runtime_.clock().Now();
+  Shard& shard = runtime_.ShardFor(Hash{}(key));
+  internal::MutexLock lock(shard.mutex);
+  if (Entry* entry = FindLive(shard.state, key, now)) {
+    ++shard.state.counts.hits;
     return entry->value;
   }
-  ++shard.counts.misses;
+  ++shard.state.counts.misses;
   return std::nullopt;
 }
 
@@ -290,79 +280,85 @@ void Cache<K, V, Hash, KeyEqual>::Set(const K& key, V value) {
 
 template <typename K, typename V, typename Hash, typename KeyEqual>
 void Cache<K, V, Hash, KeyEqual>::Set(const K& key, V value, Duration ttl) {
-  internal::CheckedTtl(ttl, "ttl");
-  const TimePoint now = clock_.Now();
+  internal::RequirePositive(ttl, kWho, "ttl");
+  const TimePoint now = runtime_.clock().Now();
   const std::size_t hash = Hash{}(key);
-  Shard& shard = ShardFor(hash);
-  std::lock_guard lock(shard.mutex);
-  SetLocked(shard, key, hash, std::move(value), ttl, now);
+  Shard& shard = runtime_.ShardFor(hash);
+  internal::MutexLock lock(shard.mutex);
+  Set(shard, key, hash, std::move(value), ttl, now);
 }
 
 template <typename K, typename V, typename Hash, typename KeyEqual>
 bool Cache<K, V, Hash, KeyEqual>::Del(const K& key) {
-  const TimePoint now = clock_.Now();
-  const std::size_t hash = Hash{}(key);
-  Shard& shard = ShardFor(hash);
-  std::lock_guard lock(shard.mutex);
-  auto it = shard.map.find(key);
-  if (it == shard.map.end()) return false;
+  const TimePoint now = runtime_.clock().Now();
+  Shard& shard = runtime_.ShardFor(Hash{}(key));
+  internal::MutexLock lock(shard.mutex);
+  State& state = shard.state;
+  auto it = state.map.find(key);
+  if (it == state.map.end()) return false;
   const bool live = now < it->second.expires_at;
-  // The timer goes under the same lock as the entry: a concurrent Set of
-  // this key either comes before (and is deleted) or after (and re-arms).
-  wheel_.RemoveTimer(key);
-  EraseLocked(shard, it);
+  state.Erase(it);
   return live;
 }
 
 template <typename K, typename V, typename Hash, typename KeyEqual>
 template <typename Fetch>
 V Cache<K, V, Hash, KeyEqual>::Take(const K& key, Fetch&& fetch) {
-  const TimePoint now = clock_.Now();
+  const TimePoint now = runtime_.clock().Now();
   const std::size_t hash = Hash{}(key);
-  Shard& shard = ShardFor(hash);
-  std::unique_lock lock(shard.mutex);
-  if (Entry* entry = FindLiveLocked(shard, key, now)) {
-    ++shard.counts.hits;
+  Shard& shard = runtime_.ShardFor(hash);
+  internal::MutexLock lock(shard.mutex);
+  if (Entry* entry = FindLive(shard.state, key, now)) {
+    ++shard.state.counts.hits;
     return entry->value;
   }
-  ++shard.counts.misses;
-  if (auto it = shard.fetches.find(key); it != shard.fetches.end()) {
+  ++shard.state.counts.misses;
+  if (auto it = shard.state.fetches.find(key); it != shard.state.fetches.end()) {
     std::shared_future<V> pending = it->second;
-    lock.unlock();
+    lock.Unlock();
     return pending.get();  // a copy, or the fetcher's exception
   }
   std::promise<V> promise;
-  shard.fetches.emplace(key, promise.get_future().share());
-  lock.unlock();
+  shard.state.fetches.emplace(key, promise.get_future().share());
+  lock.Unlock();
+  std::optional<V> value;
   try {
-    V value = std::forward<Fetch>(fetch)();
-    lock.lock();
-    // Cached and no longer in flight in one step: a Get right after this
-    // Take sees the value.
-    shard.fetches.erase(key);
-    SetLocked(shard, key, hash, value, ttl_, clock_.Now());
-    lock.unlock();
-    promise.set_value(value);
-    return value;
+    value.emplace(std::forward<Fetch>(fetch)());
   } catch (...) {
-    if (!lock.owns_lock()) lock.lock();
-    shard.fetches.erase(key);
-    lock.unlock();
+    lock.Lock();
+    shard.state.fetches.erase(key);
+    lock.Unlock();
     promise.set_exception(std::current_exception());
     throw;
   }
+  lock.Lock();
+  // Cached and no longer in flight in one step: a Get right after this Take
+  // sees the value.
+  shard.state.fetches.erase(key);
+  try {
+    Set(shard, key, hash, *value, ttl_, runtime_.clock().Now());
+  } catch (...) {
+    lock.Unlock();
+    promise.set_exception(std::current_exception());
+    throw;
+  }
+  lock.Unlock();
+  promise.set_value(*value);
+  return std::move(*value);
 }
 
 template <typename K, typename V, typename Hash, typename KeyEqual>
 CacheStats Cache<K, V, Hash, KeyEqual>::stats() const {
   CacheStats total;
-  for (const Shard& shard : shards_) {
-    std::lock_guard lock(shard.mutex);
-    total.hits += shard.counts.hits;
-    total.misses += shard.counts.misses;
-    total.evictions += shard.counts.evictions;
-    total.expirations += shard.counts.expirations;
-    total.size += shard.map.size();
+  for (std::size_t i = 0; i < runtime_.shard_count(); ++i) {
+    Shard& shard = runtime_.shard(i);
+    internal::MutexLock lock(shard.mutex);
+    const CacheStats& counts = shard.state.counts;
+    total.hits += counts.hits;
+    total.misses += counts.misses;
+    total.evictions += counts.evictions;
+    total.expirations += counts.expirations;
+    total.size += shard.state.map.size();
   }
   return total;
 }
@@ -370,74 +366,95 @@ CacheStats Cache<K, V, Hash, KeyEqual>::stats() const {
 template <typename K, typename V, typename Hash, typename KeyEqual>
 std::size_t Cache<K, V, Hash, KeyEqual>::size() const {
   std::size_t size = 0;
-  for (const Shard& shard : shards_) {
-    std::lock_guard lock(shard.mutex);
-    size += shard.map.size();
+  for (std::size_t i = 0; i < runtime_.shard_count(); ++i) {
+    Shard& shard = runtime_.shard(i);
+    internal::MutexLock lock(shard.mutex);
+    size += shard.state.map.size();
   }
   return size;
 }
 
 template <typename K, typename V, typename Hash, typename KeyEqual>
-auto Cache<K, V, Hash, KeyEqual>::FindLiveLocked(Shard& shard, const K& key,
-                                                 TimePoint now) -> Entry* {
-  auto it = shard.map.find(key);
-  if (it == shard.map.end()) return nullptr;
+auto Cache<K, V, Hash, KeyEqual>::FindLive(State& state, const K& key,
+                                           TimePoint now) -> Entry* {
+  auto it = state.map.find(key);
+  if (it == state.map.end()) return nullptr;
   if (now >= it->second.expires_at) {
     // Expired, its timer not yet run: never returned; freed now.
-    wheel_.RemoveTimer(key);
-    EraseLocked(shard, it);
-    ++shard.counts.expirations;
+    state.Erase(it);
+    ++state.counts.expirations;
     return nullptr;
   }
-  if (shard.limit != 0) shard.lru.MoveToFront(&*it);
+  if (state.limit != 0) state.lru.MoveToFront(&*it);
   return &it->second;
 }
 
 template <typename K, typename V, typename Hash, typename KeyEqual>
-void Cache<K, V, Hash, KeyEqual>::SetLocked(Shard& shard, const K& key,
-                                            std::size_t hash, V value,
-                                            Duration ttl, TimePoint now) {
-  const Duration ttl_jittered = Jittered(hash, ttl);
-  const TimePoint expires_at = internal::AddSaturated(now, ttl_jittered);
-  if (auto it = shard.map.find(key); it != shard.map.end()) {
+void Cache<K, V, Hash, KeyEqual>::Set(Shard& shard, const K& key,
+                                      std::size_t hash, V value, Duration ttl,
+                                      TimePoint now) {
+  State& state = shard.state;
+  const TimePoint expires_at = internal::DeadlineAt(now, Jittered(hash, ttl));
+  if (auto it = state.map.find(key); it != state.map.end()) {
     Entry& entry = it->second;
     // A later expiry leaves the timer alone (no wheel operation): when it
-    // fires early, Expire re-arms it for the rest. An earlier one moves it.
+    // fires early, it is re-armed for the rest. An earlier one moves it.
     if (expires_at < entry.timer_at) {
-      wheel_.SetTimer(key, NoValue{}, ttl_jittered);
+      state.wheel.Reschedule(entry.timer, expires_at);
       entry.timer_at = expires_at;
+      runtime_.Notify(expires_at);
     }
     entry.value = std::move(value);
     entry.expires_at = expires_at;
-    if (shard.limit != 0) shard.lru.MoveToFront(&*it);
+    if (state.limit != 0) state.lru.MoveToFront(&*it);
     return;
   }
-  // The timer first: if storing the entry then fails, a timer without an
-  // entry is harmless; an entry without a timer would never be freed. The
-  // wheel reads the clock after `now`, so the timer never fires before
-  // expires_at.
-  wheel_.SetTimer(key, NoValue{}, ttl_jittered);
-  auto it = shard.map
-                .emplace(key, Entry{std::move(value),
-                                    expires_at,
-                                    /*timer_at=*/expires_at,
-                                    {}})
-                .first;
-  if (shard.limit == 0) return;
-  shard.lru.PushFront(&*it);
-  if (shard.map.size() > shard.limit) {
-    Node* oldest = shard.lru.oldest();
-    wheel_.RemoveTimer(oldest->first);
-    EraseLocked(shard, shard.map.find(oldest->first));
-    ++shard.counts.evictions;
+  // The timer first: if storing the entry then fails, it is cancelled.
+  const TimerId timer = state.wheel.Schedule(expires_at, key);
+  typename Map::iterator it;
+  try {
+    it = state.map
+             .emplace(key, Entry{std::move(value), expires_at,
+                                 /*timer_at=*/expires_at, timer, {}})
+             .first;
+  } catch (...) {
+    state.wheel.Cancel(timer);
+    throw;
+  }
+  runtime_.Notify(expires_at);
+  if (state.limit == 0) return;
+  state.lru.PushFront(&*it);
+  if (state.map.size() > state.limit) {
+    Node* oldest = state.lru.oldest();
+    state.Erase(state.map.find(oldest->first));
+    ++state.counts.evictions;
   }
 }
 
 template <typename K, typename V, typename Hash, typename KeyEqual>
-void Cache<K, V, Hash, KeyEqual>::EraseLocked(Shard& shard,
-                                              typename Map::iterator it) {
-  if (shard.limit != 0) shard.lru.Remove(&*it);
-  shard.map.erase(it);
+std::optional<TimePoint> Cache<K, V, Hash, KeyEqual>::State::Advance(
+    TimePoint now, std::vector<NoFired>&) {
+  wheel.Advance(now, [&](K&& key) {
+    auto it = map.find(key);
+    if (it == map.end()) return;  // never: an entry's timer goes with it
+    Entry& entry = it->second;
+    if (now < entry.expires_at) {
+      // Set moved the expiry on since the timer was armed: follow it (the
+      // timer that fired is gone already). Out of memory for a timer, the
+      // entry goes now rather than never.
+      try {
+        entry.timer = wheel.Schedule(entry.expires_at, std::move(key));
+        entry.timer_at = entry.expires_at;
+        return;
+      } catch (...) {
+      }
+    }
+    entry.timer = TimerId();  // fired: nothing to cancel
+    if (limit != 0) lru.Remove(&*it);
+    map.erase(it);
+    ++counts.expirations;
+  });
+  return wheel.NextDeadline();
 }
 
 template <typename K, typename V, typename Hash, typename KeyEqual>
@@ -457,25 +474,6 @@ Duration Cache<K, V, Hash, KeyEqual>::Jittered(std::size_t hash,
   const double ns = std::min(static_cast<double>(ttl.count()) * factor,
                              static_cast<double>(Duration::max().count() / 4));
   return std::max(Duration(static_cast<Duration::rep>(ns)), Duration(1));
-}
-
-template <typename K, typename V, typename Hash, typename KeyEqual>
-void Cache<K, V, Hash, KeyEqual>::Expire(const K& key) {
-  const std::size_t hash = Hash{}(key);
-  Shard& shard = ShardFor(hash);
-  std::lock_guard lock(shard.mutex);
-  auto it = shard.map.find(key);
-  if (it == shard.map.end()) return;
-  const TimePoint now = clock_.Now();
-  Entry& entry = it->second;
-  if (now < entry.expires_at) {
-    // Set moved the expiry on since the timer was armed: follow it.
-    wheel_.SetTimer(key, NoValue{}, entry.expires_at - now);
-    entry.timer_at = entry.expires_at;
-    return;
-  }
-  EraseLocked(shard, it);
-  ++shard.counts.expirations;
 }
 
 template <typename K, typename V, typename Hash, typename KeyEqual>

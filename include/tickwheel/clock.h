@@ -3,12 +3,11 @@
 #define TICKWHEEL_CLOCK_H_
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <vector>
 
+#include "tickwheel/internal/mutex.h"
 #include "tickwheel/time.h"
 
 namespace tickwheel {
@@ -88,16 +87,16 @@ class ManualClock final : public Clock {
   // Moves time forward by `d` (a negative `d` moves nothing) or to `t` (an
   // earlier `t` moves nothing), then waits until the sleepers have settled.
   void Advance(Duration d);
-  void AdvanceTo(TimePoint t);
+  void AdvanceTo(TimePoint t) TW_EXCLUDES(advance_mutex_, mutex_);
 
  private:
   struct SleeperState;
   class ManualSleeper;
 
   std::atomic<std::int64_t> now_ns_;
-  std::mutex advance_mutex_;  // serializes Advance
-  std::mutex mutex_;          // guards sleepers_
-  std::vector<std::shared_ptr<SleeperState>> sleepers_;
+  internal::Mutex advance_mutex_;  // serializes Advance
+  internal::Mutex mutex_;
+  std::vector<std::shared_ptr<SleeperState>> sleepers_ TW_GUARDED_BY(mutex_);
 };
 
 }  // namespace tickwheel

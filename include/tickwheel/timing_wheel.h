@@ -3,25 +3,22 @@
 #define TICKWHEEL_TIMING_WHEEL_H_
 
 #include <algorithm>
-#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <functional>
-#include <memory>
-#include <mutex>
+#include <limits>
 #include <optional>
-#include <stdexcept>
-#include <string>
-#include <thread>
+#include <span>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "tickwheel/clock.h"
-#include "tickwheel/internal/flat_map.h"
-#include "tickwheel/internal/time_math.h"
-#include "tickwheel/internal/timer_thread.h"
-#include "tickwheel/internal/worker_pool.h"
+#include "tickwheel/internal/argument_checks.h"
+#include "tickwheel/internal/keyed_shard.h"
+#include "tickwheel/internal/mutex.h"
+#include "tickwheel/internal/sharded_runtime.h"
 #include "tickwheel/time.h"
 #include "tickwheel/wheel.h"
 
@@ -54,12 +51,18 @@ struct TimingWheelOptions {
 // within one `interval` after that on an idle machine. A delay <= 0 is due
 // at once.
 //
+// The batch calls (SetTimers, MoveTimers, RemoveTimers) make the same
+// change for many keys with one lock per shard instead of one per key, and
+// overlap the keys' cache misses: at a million keys a single call waits
+// for two misses in turn (map entry, then wheel node), and a batch spreads
+// them over many keys at once.
+//
 // Thread safety: all methods may be called from any thread, including from
 // inside `execute` (it runs under no lock of the wheel).
 // Cost: SetTimer, MoveTimer, RemoveTimer O(1) (a lookup in an open-addressing
-// map and a Wheel operation under one shard's lock); firing a key costs one
-// more lookup. One background thread sleeps until the next deadline, never
-// ticking through empty time.
+// map and a Wheel operation under one shard's lock); batch calls O(n) plus
+// O(shards). Firing a key costs one more lookup. One background thread
+// sleeps until the next deadline, never ticking through empty time.
 // Memory: per key, a map entry (key, value, 8-byte id) in an array at most
 // 3/4 full, plus a wheel node holding a copy of the key (24 bytes + key).
 // REQUIRES: Key and Value are nothrow-move-constructible and Key is
@@ -81,7 +84,7 @@ class TimingWheel {
   TimingWheel(Duration interval, Execute execute,
               TimingWheelOptions options = {});
   // Stop(). REQUIRES: not called from inside `execute`.
-  ~TimingWheel();
+  ~TimingWheel() { Stop(); }
 
   TimingWheel(const TimingWheel&) = delete;
   TimingWheel& operator=(const TimingWheel&) = delete;
@@ -98,6 +101,28 @@ class TimingWheel {
   // has no pending timer, or once stopped.
   bool RemoveTimer(const Key& key);
 
+  // Batch calls: the single call for every element, in order (a key listed
+  // twice gets both calls, in turn). The clock is read once, at the start.
+  // Each key's change takes effect atomically, as the single call's does;
+  // the batch as a whole does not (another thread may find some keys
+  // changed and others not yet). Returns how many of the calls returned
+  // true; `results`, if not empty, gets each call's result. Throws
+  // std::invalid_argument if the spans differ in size.
+  //
+  // SetTimer(keys[i], std::move(values[i]), delays[i]) for each i.
+  std::size_t SetTimers(std::span<const Key> keys, std::span<Value> values,
+                        std::span<const Duration> delays);
+  // MoveTimer(keys[i], delays[i]) for each i; or with one delay for all (a
+  // batch of heartbeats).
+  std::size_t MoveTimers(std::span<const Key> keys,
+                         std::span<const Duration> delays,
+                         std::span<bool> results = {});
+  std::size_t MoveTimers(std::span<const Key> keys, Duration delay,
+                         std::span<bool> results = {});
+  // RemoveTimer(keys[i]) for each i.
+  std::size_t RemoveTimers(std::span<const Key> keys,
+                           std::span<bool> results = {});
+
   // Removes every pending timer and calls `fn(key, value)` for each, on the
   // calling thread and under no lock, before returning. False (calling
   // nothing) once stopped.
@@ -106,7 +131,7 @@ class TimingWheel {
   // Discards every pending timer and every fired one that has not started to
   // execute, then waits for running `execute` calls to return — except the
   // one Stop is called from, if any. Idempotent and thread-safe.
-  void Stop();
+  void Stop() { runtime_.Stop(); }
 
   // Pending timers (0 once stopped).
   std::size_t size() const;
@@ -115,219 +140,327 @@ class TimingWheel {
   static_assert(std::is_nothrow_move_constructible_v<Key> &&
                     std::is_nothrow_move_constructible_v<Value>,
                 "TimingWheel moves keys and values inside its map");
+  static constexpr const char* kWho = "TimingWheel";
+  // A batch works on this many keys of a shard at a time: their map lines,
+  // then their wheel nodes, are loaded together before any is used.
+  static constexpr std::size_t kBatchWindow = 32;
 
-  struct Entry {
-    Value value;
+  using State = internal::KeyedShard<Key, Value, Hash, KeyEqual>;
+  using Fired = typename State::Fired;
+  using Runtime = internal::ShardedRuntime<State, Fired>;
+
+  static internal::RuntimeConfig MakeConfig(Duration interval,
+                                            TimingWheelOptions& options);
+
+  // What the map part of a batched call found: its result, and the timer
+  // its wheel part works on (invalid: none).
+  struct MapStep {
+    bool result;
     TimerId timer;
   };
-  using Map = internal::FlatMap<Key, Entry, Hash, KeyEqual>;
-  // A fired key on its way to `execute`.
-  struct Fired {
-    Key key;
-    Value value;
-  };
 
-  // One lock, one wheel and the keys that hash here. The wheel's payload is
-  // the key (map entries move, so the wheel cannot point at them).
-  struct Shard {
-    Shard(Duration tick, TimePoint origin) : wheel(tick, origin) {}
-    mutable std::mutex mutex;
-    Wheel<Key> wheel;  // guarded by mutex
-    Map map;           // guarded by mutex
-    bool stopped = false;  // guarded by mutex
-  };
+  // Makes call i for each i in [0, keys.size()), grouped by shard under one
+  // lock each, in order within a shard, in windows of kBatchWindow keys and
+  // three passes over each: their map lines are loaded together; then
+  // `map_part(state, i)` runs for each (a MapStep), and the wheel nodes it
+  // names are loaded together; then `wheel_part(state, i, timer)` runs for
+  // each that named one. So the cache misses of a window's keys overlap,
+  // where single calls wait for a map miss and then a node miss each.
+  // `deadline(i)` is the deadline call i sets, if any (for Notify).
+  // Writes results; returns how many were true. If a part throws, the wheel
+  // parts of the window's earlier calls run, then the exception propagates.
+  template <typename MapPart, typename WheelPart, typename DeadlineOf>
+  std::size_t Batch(std::span<const Key> keys, std::span<bool> results,
+                    MapPart map_part, WheelPart wheel_part,
+                    DeadlineOf deadline) TW_NO_THREAD_SAFETY_ANALYSIS;
 
-  static std::vector<std::unique_ptr<Shard>> MakeShards(std::size_t requested,
-                                                       Duration interval,
-                                                       TimePoint origin);
-
-  Shard& ShardFor(const Key& key) const {
-    // Fibonacci hashing: std::hash of an integer is the integer itself.
-    const std::size_t h = Hash{}(key) * 0x9e3779b97f4a7c15ULL;
-    return *shards_[(h >> 32) % shards_.size()];
-  }
-  // A delay <= 0 is due at once: at the next Advance, whatever the rounding.
-  // Any delay, up to Duration::max(), works (saturated, never overflows).
-  TimePoint DeadlineAfter(Duration delay) const {
-    return delay.count() <= 0 ? TimePoint::min()
-                              : internal::AddSaturated(clock_.Now(), delay);
-  }
-  // The TimerThread's step: fires what is due in every shard.
-  std::optional<TimePoint> AdvanceAll(TimePoint now);
-
-  Clock& clock_;
   const Execute execute_;
-  const std::vector<std::unique_ptr<Shard>> shards_;
-  internal::WorkerPool<Fired> pool_;  // runs execute_
-  std::mutex stop_mutex_;  // serializes the first half of Stop
-  internal::TimerThread thread_;  // last: starts once everything exists
+  Runtime runtime_;  // last: its threads start once everything exists
 };
 
 // ---------------------------------------------------------------------------
 // Implementation.
 
 template <typename Key, typename Value, typename Hash, typename KeyEqual>
-auto TimingWheel<Key, Value, Hash, KeyEqual>::MakeShards(std::size_t requested,
-                                                         Duration interval,
-                                                         TimePoint origin)
-    -> std::vector<std::unique_ptr<Shard>> {
-  if (interval.count() <= 0) {
-    throw std::invalid_argument("TimingWheel: interval must be positive, got " +
-                                std::to_string(interval.count()) + "ns");
-  }
-  const std::size_t count =
-      requested != 0 ? requested
-                     : std::clamp<std::size_t>(
-                           4 * std::thread::hardware_concurrency(), 1, 64);
-  std::vector<std::unique_ptr<Shard>> shards;
-  shards.reserve(count);
-  for (std::size_t i = 0; i < count; ++i) {
-    shards.push_back(std::make_unique<Shard>(interval, origin));
-  }
-  return shards;
+internal::RuntimeConfig TimingWheel<Key, Value, Hash, KeyEqual>::MakeConfig(
+    Duration interval, TimingWheelOptions& options) {
+  return {.who = kWho,
+          .tick = interval,
+          .tick_name = "interval",
+          .shards = options.shards,
+          .workers = internal::RequirePositive(options.workers, kWho, "workers"),
+          .clock = options.clock,
+          .on_error = std::move(options.on_error)};
 }
 
 template <typename Key, typename Value, typename Hash, typename KeyEqual>
 TimingWheel<Key, Value, Hash, KeyEqual>::TimingWheel(Duration interval,
                                                      Execute execute,
                                                      TimingWheelOptions options)
-    : clock_(options.clock ? *options.clock : SystemClock::Instance()),
-      execute_(execute ? std::move(execute)
-                       : throw std::invalid_argument(
-                             "TimingWheel: execute must not be empty")),
-      shards_(MakeShards(options.shards, interval, clock_.Now())),
-      pool_(options.workers,
-            [this](Fired& fired) { execute_(fired.key, fired.value); },
-            std::move(options.on_error), "TimingWheel"),
-      thread_(clock_, [this](TimePoint now) { return AdvanceAll(now); }) {}
-
-template <typename Key, typename Value, typename Hash, typename KeyEqual>
-TimingWheel<Key, Value, Hash, KeyEqual>::~TimingWheel() {
-  Stop();
-}
+    : execute_(internal::RequireCallable(std::move(execute), kWho, "execute")),
+      runtime_(MakeConfig(interval, options),
+               [this](Fired& fired) { execute_(fired.key, fired.value); }) {}
 
 template <typename Key, typename Value, typename Hash, typename KeyEqual>
 bool TimingWheel<Key, Value, Hash, KeyEqual>::SetTimer(const Key& key,
                                                        Value value,
                                                        Duration delay) {
-  const TimePoint deadline = DeadlineAfter(delay);
-  Shard& shard = ShardFor(key);
-  std::lock_guard lock(shard.mutex);
+  const TimePoint deadline = runtime_.DeadlineAfter(delay);
+  typename Runtime::Shard& shard = runtime_.ShardFor(Hash{}(key));
+  internal::MutexLock lock(shard.mutex);
   if (shard.stopped) return false;
-  // One lookup: insert, or find the key's entry. `value` is moved only when
-  // inserting.
-  auto [entry, inserted] = shard.map.TryEmplace(
-      key, [&] { return Entry{std::move(value), TimerId()}; });
-  if (inserted) {
-    try {
-      entry->mapped.timer = shard.wheel.Schedule(deadline, key);
-    } catch (...) {
-      shard.map.Extract(key);
-      throw;
-    }
-  } else {
-    shard.wheel.Reschedule(entry->mapped.timer, deadline);
-    entry->mapped.value = std::move(value);
-  }
-  // Under the lock, so that Stop (which takes every shard lock first) never
-  // races with a Notify.
-  thread_.Notify(deadline);
+  shard.state.Set(key, value, deadline);
+  runtime_.Notify(deadline);
   return true;
 }
 
 template <typename Key, typename Value, typename Hash, typename KeyEqual>
 bool TimingWheel<Key, Value, Hash, KeyEqual>::MoveTimer(const Key& key,
                                                         Duration delay) {
-  const TimePoint deadline = DeadlineAfter(delay);
-  Shard& shard = ShardFor(key);
-  std::lock_guard lock(shard.mutex);
-  if (shard.stopped) return false;
-  typename Map::Entry* entry = shard.map.Find(key);
-  if (entry == nullptr) return false;
-  shard.wheel.Reschedule(entry->mapped.timer, deadline);
-  thread_.Notify(deadline);
+  const TimePoint deadline = runtime_.DeadlineAfter(delay);
+  typename Runtime::Shard& shard = runtime_.ShardFor(Hash{}(key));
+  internal::MutexLock lock(shard.mutex);
+  if (shard.stopped || !shard.state.Move(key, deadline)) return false;
+  runtime_.Notify(deadline);
   return true;
 }
 
 template <typename Key, typename Value, typename Hash, typename KeyEqual>
 bool TimingWheel<Key, Value, Hash, KeyEqual>::RemoveTimer(const Key& key) {
-  Shard& shard = ShardFor(key);
-  std::lock_guard lock(shard.mutex);
-  if (shard.stopped) return false;
-  std::optional<typename Map::Entry> removed = shard.map.Extract(key);
-  if (!removed) return false;
-  shard.wheel.Cancel(removed->mapped.timer);
-  return true;
+  typename Runtime::Shard& shard = runtime_.ShardFor(Hash{}(key));
+  internal::MutexLock lock(shard.mutex);
+  return !shard.stopped && shard.state.Remove(key);
+}
+
+template <typename Key, typename Value, typename Hash, typename KeyEqual>
+template <typename MapPart, typename WheelPart, typename DeadlineOf>
+std::size_t TimingWheel<Key, Value, Hash, KeyEqual>::Batch(
+    std::span<const Key> keys, std::span<bool> results, MapPart map_part,
+    WheelPart wheel_part, DeadlineOf deadline) TW_NO_THREAD_SAFETY_ANALYSIS {
+  // (The analysis cannot follow locks taken hand over hand on shards chosen
+  // at run time: every shard's state below is used between its Lock and
+  // Unlock, which `held` pairs up, also when a part throws.)
+  if (!results.empty()) {
+    internal::RequireSameSize(keys.size(), results.size(), kWho, "keys",
+                              "results");
+  }
+  const std::size_t n = keys.size();
+  const std::size_t shards = runtime_.shard_count();
+  // The keys' indices grouped by shard, each group in the keys' order: a
+  // counting sort on the shard index.
+  std::vector<std::size_t> first(shards + 1, 0);
+  std::vector<std::size_t> order(n);
+  {
+    std::vector<std::uint32_t> shard_of(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      shard_of[i] =
+          static_cast<std::uint32_t>(runtime_.IndexFor(Hash{}(keys[i])));
+      ++first[shard_of[i] + 1];
+    }
+    for (std::size_t s = 0; s < shards; ++s) first[s + 1] += first[s];
+    std::vector<std::size_t> next(first.begin(), first.end() - 1);
+    for (std::size_t i = 0; i < n; ++i) order[next[shard_of[i]]++] = i;
+  }
+  std::vector<std::size_t> busy;  // the shards with keys, in index order
+  for (std::size_t s = 0; s < shards; ++s) {
+    if (first[s] != first[s + 1]) busy.push_back(s);
+  }
+  // The shards whose locks this call holds: the one being worked on, and
+  // the next, whose first map lines load meanwhile (locks are taken in
+  // shard order, so batches never wait for each other in a cycle).
+  struct Held {
+    typename Runtime::Shard* shard[2] = {nullptr, nullptr};
+    ~Held() {
+      for (typename Runtime::Shard* s : shard) {
+        if (s != nullptr) s->mutex.Unlock();
+      }
+    }
+  } held;
+  // Starts loading the map lines of keys [from, to) of a locked shard.
+  auto prefetch = [&](typename Runtime::Shard& shard, std::size_t from,
+                      std::size_t to) {
+    shard.mutex.AssertHeld();  // REQUIRES: the caller holds it
+    if (shard.stopped) return;
+    for (std::size_t k = from; k < to; ++k) {
+      shard.state.PrefetchMap(keys[order[k]]);
+    }
+  };
+  std::size_t count = 0;
+  MapStep steps[kBatchWindow];
+  for (std::size_t b = 0; b < busy.size(); ++b) {
+    const std::size_t s = busy[b];
+    typename Runtime::Shard& shard = runtime_.shard(s);
+    if (held.shard[1] == nullptr) {  // the first shard
+      shard.mutex.Lock();
+      held.shard[1] = &shard;
+      prefetch(shard, first[s], std::min(first[s + 1], first[s] + kBatchWindow));
+    }
+    held.shard[0] = held.shard[1];
+    held.shard[1] = nullptr;
+    if (shard.stopped) {
+      if (!results.empty()) {
+        for (std::size_t k = first[s]; k < first[s + 1]; ++k) {
+          results[order[k]] = false;
+        }
+      }
+    }
+    State& state = shard.state;
+    std::optional<TimePoint> earliest;
+    for (std::size_t w = first[s]; w < first[s + 1] && !shard.stopped;
+         w += kBatchWindow) {
+      const std::size_t end = std::min(first[s + 1], w + kBatchWindow);
+      // The next window's map lines, of this shard or the next one, load
+      // while this window works.
+      if (end < first[s + 1]) {
+        prefetch(shard, end, std::min(first[s + 1], end + kBatchWindow));
+      } else if (b + 1 < busy.size()) {
+        const std::size_t t = busy[b + 1];
+        typename Runtime::Shard& next = runtime_.shard(t);
+        next.mutex.Lock();
+        held.shard[1] = &next;
+        prefetch(next, first[t], std::min(first[t + 1], first[t] + kBatchWindow));
+      }
+      std::size_t k = w;
+      try {
+        for (; k < end; ++k) {
+          const MapStep step = map_part(state, order[k]);
+          steps[k - w] = step;
+          if (step.timer.valid()) {
+            internal::WheelAccess::Prefetch(state.wheel, step.timer);
+          }
+        }
+      } catch (...) {
+        for (std::size_t j = w; j < k; ++j) {
+          if (steps[j - w].timer.valid()) {
+            wheel_part(state, order[j], steps[j - w].timer);
+          }
+        }
+        if (earliest) runtime_.Notify(*earliest);
+        throw;
+      }
+      for (k = w; k < end; ++k) {
+        const std::size_t i = order[k];
+        const MapStep& step = steps[k - w];
+        if (step.timer.valid()) wheel_part(state, i, step.timer);
+        if (!results.empty()) results[i] = step.result;
+        if (!step.result) continue;
+        ++count;
+        if (const std::optional<TimePoint> d = deadline(i)) {
+          if (!earliest || *d < *earliest) earliest = d;
+        }
+      }
+    }
+    if (earliest) runtime_.Notify(*earliest);
+    if (shard.stopped && b + 1 < busy.size() && held.shard[1] == nullptr) {
+      // A stopped shard ran no window: take the next shard's lock here.
+      const std::size_t t = busy[b + 1];
+      typename Runtime::Shard& next = runtime_.shard(t);
+      next.mutex.Lock();
+      held.shard[1] = &next;
+      prefetch(next, first[t], std::min(first[t + 1], first[t] + kBatchWindow));
+    }
+    held.shard[0] = nullptr;
+    shard.mutex.Unlock();
+  }
+  return count;
+}
+
+template <typename Key, typename Value, typename Hash, typename KeyEqual>
+std::size_t TimingWheel<Key, Value, Hash, KeyEqual>::SetTimers(
+    std::span<const Key> keys, std::span<Value> values,
+    std::span<const Duration> delays) {
+  internal::RequireSameSize(keys.size(), values.size(), kWho, "keys", "values");
+  internal::RequireSameSize(keys.size(), delays.size(), kWho, "keys", "delays");
+  const TimePoint now = runtime_.clock().Now();
+  auto deadline = [&](std::size_t i) {
+    return std::optional<TimePoint>(internal::DeadlineAt(now, delays[i]));
+  };
+  // A new key is scheduled in the map part (its node is new: no miss); an
+  // existing one gets its value there and its move in the wheel part.
+  return Batch(
+      keys, {},
+      [&](State& state, std::size_t i) {
+        return MapStep{true, state.SetValue(keys[i], values[i], *deadline(i))};
+      },
+      [&](State& state, std::size_t i, TimerId timer) {
+        state.wheel.Reschedule(timer, *deadline(i));
+      },
+      deadline);
+}
+
+template <typename Key, typename Value, typename Hash, typename KeyEqual>
+std::size_t TimingWheel<Key, Value, Hash, KeyEqual>::MoveTimers(
+    std::span<const Key> keys, std::span<const Duration> delays,
+    std::span<bool> results) {
+  internal::RequireSameSize(keys.size(), delays.size(), kWho, "keys", "delays");
+  const TimePoint now = runtime_.clock().Now();
+  auto deadline = [&](std::size_t i) {
+    return std::optional<TimePoint>(internal::DeadlineAt(now, delays[i]));
+  };
+  return Batch(
+      keys, results,
+      [&](State& state, std::size_t i) {
+        const TimerId timer = state.TimerOf(keys[i]);
+        return MapStep{timer.valid(), timer};
+      },
+      [&](State& state, std::size_t i, TimerId timer) {
+        state.wheel.Reschedule(timer, *deadline(i));
+      },
+      deadline);
+}
+
+template <typename Key, typename Value, typename Hash, typename KeyEqual>
+std::size_t TimingWheel<Key, Value, Hash, KeyEqual>::MoveTimers(
+    std::span<const Key> keys, Duration delay, std::span<bool> results) {
+  const TimePoint deadline = runtime_.DeadlineAfter(delay);
+  return Batch(
+      keys, results,
+      [&](State& state, std::size_t i) {
+        const TimerId timer = state.TimerOf(keys[i]);
+        return MapStep{timer.valid(), timer};
+      },
+      [&](State& state, std::size_t, TimerId timer) {
+        state.wheel.Reschedule(timer, deadline);
+      },
+      [&](std::size_t) { return std::optional<TimePoint>(deadline); });
+}
+
+template <typename Key, typename Value, typename Hash, typename KeyEqual>
+std::size_t TimingWheel<Key, Value, Hash, KeyEqual>::RemoveTimers(
+    std::span<const Key> keys, std::span<bool> results) {
+  return Batch(
+      keys, results,
+      [&](State& state, std::size_t i) {
+        const TimerId timer = state.ExtractTimer(keys[i]);
+        return MapStep{timer.valid(), timer};
+      },
+      [&](State& state, std::size_t, TimerId timer) {
+        state.wheel.Cancel(timer);
+      },
+      [](std::size_t) { return std::optional<TimePoint>(); });
 }
 
 template <typename Key, typename Value, typename Hash, typename KeyEqual>
 bool TimingWheel<Key, Value, Hash, KeyEqual>::Drain(
     const std::function<void(const Key&, const Value&)>& fn) {
   std::vector<Fired> drained;
-  for (const std::unique_ptr<Shard>& shard : shards_) {
-    std::lock_guard lock(shard->mutex);
-    if (shard->stopped) return false;
-    drained.reserve(drained.size() + shard->map.size());
-    shard->map.ForEach([&](typename Map::Entry& entry) {
-      shard->wheel.Cancel(entry.mapped.timer);
-      drained.push_back(
-          Fired{std::move(entry.key), std::move(entry.mapped.value)});
-    });
-    shard->map.Clear();
+  for (std::size_t s = 0; s < runtime_.shard_count(); ++s) {
+    typename Runtime::Shard& shard = runtime_.shard(s);
+    internal::MutexLock lock(shard.mutex);
+    if (shard.stopped) return false;
+    shard.state.TakeAll(drained);
   }
   for (Fired& pair : drained) fn(pair.key, pair.value);
   return true;
 }
 
 template <typename Key, typename Value, typename Hash, typename KeyEqual>
-std::optional<TimePoint> TimingWheel<Key, Value, Hash, KeyEqual>::AdvanceAll(
-    TimePoint now) {
-  std::vector<Fired> due;
-  std::optional<TimePoint> next;
-  for (const std::unique_ptr<Shard>& shard : shards_) {
-    std::lock_guard lock(shard->mutex);
-    shard->wheel.Advance(now, [&](Key&& key) {
-      // The key leaves the map now, under the lock: from here on it is not
-      // pending, and RemoveTimer / MoveTimer of it return false.
-      std::optional<typename Map::Entry> entry = shard->map.Extract(key);
-      due.push_back(Fired{std::move(key), std::move(entry->mapped.value)});
-    });
-    if (auto shard_next = shard->wheel.NextDeadline()) {
-      if (!next || *shard_next < *next) next = shard_next;
-    }
-  }
-  pool_.SubmitAll(due);
-  return next;
-}
-
-template <typename Key, typename Value, typename Hash, typename KeyEqual>
-void TimingWheel<Key, Value, Hash, KeyEqual>::Stop() {
-  {
-    std::lock_guard stop_lock(stop_mutex_);
-    for (const std::unique_ptr<Shard>& shard : shards_) {
-      std::lock_guard lock(shard->mutex);
-      shard->stopped = true;
-    }
-    thread_.Stop();
-    for (const std::unique_ptr<Shard>& shard : shards_) {
-      std::lock_guard lock(shard->mutex);
-      shard->map.ForEach([&](typename Map::Entry& entry) {
-        shard->wheel.Cancel(entry.mapped.timer);
-      });
-      shard->map.Clear();
-    }
-  }
-  // Not under stop_mutex_: two execute calls may Stop at once, and each
-  // waits here for the other only until both are inside pool_.Stop.
-  pool_.Stop();
-}
-
-template <typename Key, typename Value, typename Hash, typename KeyEqual>
 std::size_t TimingWheel<Key, Value, Hash, KeyEqual>::size() const {
   std::size_t total = 0;
-  for (const std::unique_ptr<Shard>& shard : shards_) {
-    std::lock_guard lock(shard->mutex);
-    total += shard->map.size();
+  for (std::size_t s = 0; s < runtime_.shard_count(); ++s) {
+    typename Runtime::Shard& shard = runtime_.shard(s);
+    internal::MutexLock lock(shard.mutex);
+    total += shard.state.map.size();
   }
   return total;
 }

@@ -246,94 +246,105 @@ void Dispatcher::FlushOutcomes() {
 }
 
 void Dispatcher::WriteOutcomes(std::vector<Outcome> outcomes) {
-  auto pending = std::make_shared<int>(0);
-  auto failed = std::make_shared<std::vector<Outcome>>();
-  auto mutex = std::make_shared<std::mutex>();
   auto parts = ByShard(std::move(outcomes), store_, kOutcomeChunk,
                        [](const Outcome& o) -> const std::string& { return o.id; });
-  *pending = static_cast<int>(parts.size());
+  auto batch = std::make_shared<OutcomeBatch>();
+  {
+    internal::MutexLock lock(batch->mutex);
+    batch->unsettled = static_cast<int>(parts.size());
+  }
   for (auto& part : parts) {
     auto items = std::make_shared<std::vector<Outcome>>(std::move(part));
-    auto kinds = std::make_shared<std::vector<TimerState>>(items->size(), TimerState::kDelivering);
+    auto states = std::make_shared<std::vector<TimerState>>(items->size(), TimerState::kDelivering);
     std::vector<std::string> ids;
     for (const Outcome& o : *items) ids.push_back(o.id);
     store_.Submit(
         std::move(ids),
-        [this, items, kinds](StoreTxn& txn) -> Status {
+        [this, items, states](StoreTxn& txn) -> Status {
           const std::int64_t now = clock_.WallMs();
           for (std::size_t i = 0; i < items->size(); ++i) {
             const Outcome& o = (*items)[i];
             Result<std::optional<TimerRecord>> r = txn.Get(o.id);
             if (!r.ok() || !*r || !AwaitsOutcome(**r, o.attempt)) continue;  // stale
             TimerRecord next = Complete(**r, o.outcome, now, RetryDelayMs(**r, o.jitter));
-            (*kinds)[i] = next.state;
+            (*states)[i] = next.state;
             txn.Put(*r, next);
           }
           return Status::Ok();
         },
-        [this, items, kinds, pending, failed, mutex](const Status& s) {
-          if (s.ok() || s.code() == StatusCode::kFenced) {
-            if (s.ok()) {
-              internal::MutexLock lock(outcomes_mutex_);
-              store_retry_delay_ = std::chrono::milliseconds(0);
-            } else {
-              metrics_.fenced_writes.fetch_add(1, std::memory_order_relaxed);
-            }
-            for (std::size_t i = 0; i < items->size(); ++i) {
-              switch ((*kinds)[i]) {
-                case TimerState::kDelivered:
-                  metrics_.delivered.fetch_add(1, std::memory_order_relaxed);
-                  break;
-                case TimerState::kPending:
-                  metrics_.retried.fetch_add(1, std::memory_order_relaxed);
-                  break;
-                case TimerState::kFailed:
-                  metrics_.failed.fetch_add(1, std::memory_order_relaxed);
-                  break;
-                default:
-                  break;
-              }
-              Done((*items)[i].id);
-            }
-          } else {
-            metrics_.store_write_failures.fetch_add(1, std::memory_order_relaxed);
-            std::lock_guard lock(*mutex);
-            failed->insert(failed->end(), std::make_move_iterator(items->begin()),
-                           std::make_move_iterator(items->end()));
-          }
-          std::unique_lock lock(*mutex);
-          if (--*pending > 0) return;
-          lock.unlock();
-          // The whole batch is settled: keep what could not be written (in
-          // front, so outcomes of one timer stay in order) and write it again
-          // after a pause; go on with what is queued.
-          bool retry = false;
-          {
-            internal::MutexLock outcomes_lock(outcomes_mutex_);
-            --outcome_writes_;
-            if (!failed->empty()) {
-              outcomes_.insert(outcomes_.begin(), std::make_move_iterator(failed->begin()),
-                               std::make_move_iterator(failed->end()));
-              retry = !retry_scheduled_;
-              retry_scheduled_ = true;
-            }
-          }
-          if (retry && !stopped_.load()) {
-            const std::chrono::milliseconds pause = NextStoreRetryDelay();
-            spdlog::warn("could not write the outcome of {} attempts; trying again in {} ms",
-                         failed->size(), pause.count());
-            timers_.After(pause, [this] {
-              {
-                internal::MutexLock outcomes_lock(outcomes_mutex_);
-                retry_scheduled_ = false;
-              }
-              FlushOutcomes();
-            });
-          }
-          FlushOutcomes();
+        [this, batch, items, states](const Status& s) {
+          PartWritten(*batch, *items, *states, s);
         },
         WriteOptions{.sync = false, .fenced = true});
   }
+}
+
+void Dispatcher::PartWritten(OutcomeBatch& batch, std::vector<Outcome>& items,
+                             const std::vector<TimerState>& states, const Status& s) {
+  if (s.ok() || s.code() == StatusCode::kFenced) {
+    if (s.ok()) {
+      internal::MutexLock lock(outcomes_mutex_);
+      store_retry_delay_ = std::chrono::milliseconds(0);
+    } else {
+      metrics_.fenced_writes.fetch_add(1, std::memory_order_relaxed);
+    }
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      switch (states[i]) {
+        case TimerState::kDelivered:
+          metrics_.delivered.fetch_add(1, std::memory_order_relaxed);
+          break;
+        case TimerState::kPending:
+          metrics_.retried.fetch_add(1, std::memory_order_relaxed);
+          break;
+        case TimerState::kFailed:
+          metrics_.failed.fetch_add(1, std::memory_order_relaxed);
+          break;
+        default:
+          break;
+      }
+      Done(items[i].id);
+    }
+  } else {
+    metrics_.store_write_failures.fetch_add(1, std::memory_order_relaxed);
+  }
+  std::vector<Outcome> failed;
+  {
+    internal::MutexLock lock(batch.mutex);
+    if (!s.ok() && s.code() != StatusCode::kFenced) {
+      batch.failed.insert(batch.failed.end(), std::make_move_iterator(items.begin()),
+                          std::make_move_iterator(items.end()));
+    }
+    if (--batch.unsettled > 0) return;
+    failed.swap(batch.failed);
+  }
+  // The whole batch is settled: keep what could not be written (in front,
+  // so outcomes of one timer stay in order) and write it again after a
+  // pause; go on with what is queued.
+  const std::size_t kept = failed.size();
+  bool retry = false;
+  {
+    internal::MutexLock lock(outcomes_mutex_);
+    --outcome_writes_;
+    if (kept > 0) {
+      outcomes_.insert(outcomes_.begin(), std::make_move_iterator(failed.begin()),
+                       std::make_move_iterator(failed.end()));
+      retry = !retry_scheduled_;
+      retry_scheduled_ = true;
+    }
+  }
+  if (retry && !stopped_.load()) {
+    const std::chrono::milliseconds pause = NextStoreRetryDelay();
+    spdlog::warn("could not write the outcome of {} attempts; trying again in {} ms", kept,
+                 pause.count());
+    timers_.After(pause, [this] {
+      {
+        internal::MutexLock lock(outcomes_mutex_);
+        retry_scheduled_ = false;
+      }
+      FlushOutcomes();
+    });
+  }
+  FlushOutcomes();
 }
 
 }  // namespace tickwheel::server

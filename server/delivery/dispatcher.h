@@ -72,7 +72,16 @@ class Dispatcher {
                      AttemptResult result);
   // Writes queued outcomes, at most kMaxOutcomeWrites writes at a time.
   void FlushOutcomes() TW_EXCLUDES(outcomes_mutex_);
+  // One call of WriteOutcomes: its outcomes are written in parts (one
+  // per shard); the last part to settle takes back what failed.
+  struct OutcomeBatch {
+    internal::Mutex mutex;
+    int unsettled TW_GUARDED_BY(mutex) = 0;
+    std::vector<Outcome> failed TW_GUARDED_BY(mutex);
+  };
   void WriteOutcomes(std::vector<Outcome> outcomes);
+  void PartWritten(OutcomeBatch& batch, std::vector<Outcome>& items,
+                   const std::vector<TimerState>& states, const Status& s);
   void Done(const std::string& id);
   std::chrono::milliseconds NextStoreRetryDelay() TW_EXCLUDES(outcomes_mutex_);
 

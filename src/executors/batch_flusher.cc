@@ -41,7 +41,7 @@ BatchFlusher::BatchFlusher(Duration interval, TakeBatch take_batch,
 
 BatchFlusher::~BatchFlusher() = default;
 
-void BatchFlusher::Added(std::unique_lock<std::mutex> lock, bool full) {
+std::thread BatchFlusher::AddedLocked(bool full) {
   std::thread ended;
   if (!thread_.running() && !stopping_) {
     // The first tick is read before Add returns: a ManualClock advanced
@@ -63,30 +63,30 @@ void BatchFlusher::Added(std::unique_lock<std::mutex> lock, bool full) {
       }
       // From inside a batch, waiting could wait for ourselves.
       if (running_batch_of != this) {
-        queue_space_.wait(
-            lock, [&] { return ticket < handoffs_taken_ + kWaitingBatches; });
+        while (ticket >= handoffs_taken_ + kWaitingBatches) {
+          queue_space_.Wait(mutex_);
+        }
       }
     }
   }
-  lock.unlock();
-  if (ended.joinable()) ended.join();
+  return ended;
 }
 
 void BatchFlusher::RunFlusher(TimePoint next_tick) {
   TimePoint last_batch = next_tick - interval_;
   bool ran_handoff = false;  // since the previous tick
-  std::unique_lock lock(mutex_);
+  MutexLock lock(mutex_);
   for (;;) {
     if (!handoffs_.empty()) {
       // All queued batches at once: one critical section for many batches.
       std::deque<std::pair<std::uint64_t, BatchJob>> batches;
       batches.swap(handoffs_);
       handoffs_taken_ += batches.size();
-      queue_space_.notify_all();
+      queue_space_.SignalAll();
       ran_handoff = true;
-      lock.unlock();
+      lock.Unlock();
       for (auto& [seq, job] : batches) RunBatch(job, seq);
-      lock.lock();
+      lock.Lock();
       last_batch = clock_.Now();
       continue;
     }
@@ -100,9 +100,9 @@ void BatchFlusher::RunFlusher(TimePoint next_tick) {
       } else {
         std::uint64_t seq = 0;
         if (BatchJob job = TakeLocked(&seq)) {
-          lock.unlock();
+          lock.Unlock();
           RunBatch(job, seq);
-          lock.lock();
+          lock.Lock();
           last_batch = clock_.Now();
           continue;
         }
@@ -112,9 +112,9 @@ void BatchFlusher::RunFlusher(TimePoint next_tick) {
     Sleeper& sleeper = thread_.sleeper();
     const std::uint64_t token = sleeper.token();
     asleep_ = true;
-    lock.unlock();
+    lock.Unlock();
     sleeper.SleepUntil(next_tick, token);
-    lock.lock();
+    lock.Lock();
     asleep_ = false;
   }
   // Ending under the lock: an Add after this starts a new thread, and one
@@ -133,8 +133,8 @@ BatchJob BatchFlusher::TakeLocked(std::uint64_t* seq) {
 
 void BatchFlusher::RunBatch(BatchJob& job, std::uint64_t seq) {
   if (!concurrent_batches_) {
-    std::unique_lock lock(mutex_);
-    batch_finished_.wait(lock, [&] { return first_unfinished_ == seq; });
+    MutexLock lock(mutex_);
+    while (first_unfinished_ != seq) batch_finished_.Wait(mutex_);
   }
   {
     InsideBatch inside(this);
@@ -145,13 +145,13 @@ void BatchFlusher::RunBatch(BatchJob& job, std::uint64_t seq) {
     }
     job = BatchJob();  // the tasks are destroyed before the batch finishes
   }
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   finished_[seq - first_unfinished_] = true;
   while (!finished_.empty() && finished_.front()) {
     finished_.pop_front();
     ++first_unfinished_;
   }
-  batch_finished_.notify_all();
+  batch_finished_.SignalAll();
 }
 
 bool BatchFlusher::Flush() {
@@ -159,7 +159,7 @@ bool BatchFlusher::Flush() {
   std::uint64_t seq = 0;
   BatchJob job;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     job = TakeLocked(&seq);
   }
   if (!job) return false;
@@ -170,15 +170,15 @@ bool BatchFlusher::Flush() {
 void BatchFlusher::Wait() {
   ThrowIfInsideBatch("Wait");
   Flush();
-  std::unique_lock lock(mutex_);
+  MutexLock lock(mutex_);
   const std::uint64_t bound = next_seq_;
-  batch_finished_.wait(lock, [&] { return first_unfinished_ >= bound; });
+  while (first_unfinished_ < bound) batch_finished_.Wait(mutex_);
 }
 
 void BatchFlusher::Shutdown() {
   std::thread flusher;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stopping_ = true;
     thread_.WakeLocked();
     flusher = thread_.TakeLocked();

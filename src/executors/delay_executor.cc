@@ -23,7 +23,7 @@ DelayExecutor::DelayExecutor(std::function<void()> fn, Duration delay,
 DelayExecutor::~DelayExecutor() {
   std::thread thread;
   {
-    std::lock_guard lock(mutex_);
+    internal::MutexLock lock(mutex_);
     stopping_ = true;
     thread_.WakeLocked();
     thread = thread_.TakeLocked();
@@ -34,7 +34,7 @@ DelayExecutor::~DelayExecutor() {
 bool DelayExecutor::Trigger() {
   std::thread ended;
   {
-    std::lock_guard lock(mutex_);
+    internal::MutexLock lock(mutex_);
     if (pending_ || stopping_) return false;
     pending_ = true;
     due_ = clock_.Now() + delay_;
@@ -54,25 +54,25 @@ bool DelayExecutor::Trigger() {
 }
 
 void DelayExecutor::Run() {
-  std::unique_lock lock(mutex_);
+  internal::MutexLock lock(mutex_);
   while (pending_) {
     if (stopping_ || clock_.Now() >= due_) {
       pending_ = false;  // a trigger from now on schedules the next run
-      lock.unlock();
+      lock.Unlock();
       try {
         fn_();
       } catch (...) {
         internal::ReportError(kName, on_error_, std::current_exception());
       }
-      lock.lock();
+      lock.Lock();
       continue;
     }
     Sleeper& sleeper = thread_.sleeper();
     const std::uint64_t token = sleeper.token();
     const TimePoint due = due_;
-    lock.unlock();
+    lock.Unlock();
     sleeper.SleepUntil(due, token);
-    lock.lock();
+    lock.Lock();
   }
   thread_.EndedLocked();
 }

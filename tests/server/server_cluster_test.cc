@@ -253,5 +253,34 @@ TEST(ServerClusterTest, ARollingRestartHandsShardsOverWithoutDuplicates) {
   for (int i = 0; i < 3; ++i) EXPECT_EQ(cluster.node(i).Terminate(), 0);
 }
 
+// PostgreSQL down: writes answer 503 store_unavailable (never a false 201),
+// reads too; once it is back the node goes on by itself and loses nothing.
+TEST(ServerClusterTest, WhileTheDatabaseIsDownWritesAre503AndNothingIsLost) {
+  WebhookReceiver receiver;
+  Cluster cluster(1);
+  ASSERT_TRUE(cluster.StartAll());
+  ASSERT_TRUE(cluster.SharesSettled());
+  BlockingHttpClient client(cluster.address(0));
+  ASSERT_EQ(Call(client, "POST", "/v1/timers", TimerBody("before", 3000, receiver.url())).status, 201);
+  ASSERT_TRUE(cluster.postgres().Stop());
+  JsonCall refused = Call(client, "POST", "/v1/timers", TimerBody("during", 0, receiver.url()));
+  EXPECT_EQ(refused.status, 503) << refused.raw;
+  EXPECT_EQ(ErrorCode(refused), "store_unavailable");
+  EXPECT_EQ(Call(client, "GET", "/v1/timers/before").status, 503);
+  ASSERT_TRUE(cluster.postgres().Start()) << cluster.postgres().log();
+  int status = 0;
+  for (int i = 0; i < 500 && status != 201; ++i) {
+    status = Call(client, "POST", "/v1/timers", TimerBody("after", 0, receiver.url())).status;
+    if (status != 201) std::this_thread::sleep_for(milliseconds(20));
+  }
+  EXPECT_EQ(status, 201);
+  ASSERT_TRUE(receiver.WaitFor(2, seconds(30)));
+  std::set<std::string> ids;
+  for (const Delivery& d : receiver.deliveries()) ids.insert(d.id);
+  EXPECT_EQ(ids, (std::set<std::string>{"before", "after"}));
+  EXPECT_EQ(Call(client, "GET", "/v1/timers/during").status, 404);
+  EXPECT_EQ(cluster.node(0).Terminate(), 0) << cluster.node(0).log();
+}
+
 }  // namespace
 }  // namespace tickwheel::testing

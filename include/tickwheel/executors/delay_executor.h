@@ -5,10 +5,10 @@
 
 #include <exception>
 #include <functional>
-#include <mutex>
 #include <thread>
 
 #include "tickwheel/clock.h"
+#include "tickwheel/internal/mutex.h"
 #include "tickwheel/internal/on_demand_thread.h"
 #include "tickwheel/time.h"
 
@@ -56,19 +56,18 @@ class DelayExecutor {
   bool Trigger();
 
  private:
-  void Run();
+  void Run() TW_EXCLUDES(mutex_);
 
   const std::function<void()> fn_;
   const Duration delay_;
   Clock& clock_;
   const std::function<void(std::exception_ptr)> on_error_;
 
-  std::mutex mutex_;
-  // All guarded by mutex_:
-  bool pending_ = false;  // a run is scheduled at due_
-  TimePoint due_;
-  bool stopping_ = false;
-  internal::OnDemandThread thread_;
+  internal::Mutex mutex_;
+  bool pending_ TW_GUARDED_BY(mutex_) = false;  // a run is scheduled at due_
+  TimePoint due_ TW_GUARDED_BY(mutex_);
+  bool stopping_ TW_GUARDED_BY(mutex_) = false;
+  internal::OnDemandThread thread_ TW_GUARDED_BY(mutex_);
 };
 
 }  // namespace tickwheel

@@ -6,12 +6,14 @@
 #include <concepts>
 #include <exception>
 #include <functional>
+#include <thread>
 #include <utility>
 
 #include "tickwheel/clock.h"
 #include "tickwheel/internal/argument_checks.h"
 #include "tickwheel/internal/batch_flusher.h"
 #include "tickwheel/internal/batch_job.h"
+#include "tickwheel/internal/mutex.h"
 #include "tickwheel/time.h"
 
 namespace tickwheel {
@@ -88,7 +90,10 @@ class PeriodicalExecutor {
       : container_(std::move(container)),
         flusher_(
             internal::RequirePositive(interval, name, "interval"),
-            [this] { return TakeBatch(); },
+            [this] {
+              flusher_.mutex().AssertHeld();  // the flusher calls under it
+              return TakeBatch();
+            },
             options.clock ? *options.clock : SystemClock::Instance(),
             std::move(options.on_error), options.concurrent_batches, name) {}
 
@@ -105,9 +110,13 @@ class PeriodicalExecutor {
   // flusher thread cannot start; the task is kept and the next Flush or Add
   // runs it.
   void Add(Task task) {
-    auto lock = flusher_.Lock();
-    const bool full = container_.AddTask(std::move(task));
-    flusher_.Added(std::move(lock), full);
+    std::thread ended;
+    {
+      internal::MutexLock lock(flusher_.mutex());
+      const bool full = container_.AddTask(std::move(task));
+      ended = flusher_.AddedLocked(full);
+    }
+    if (ended.joinable()) ended.join();
   }
 
   // Executes what the container holds now, on the calling thread (after the
@@ -124,7 +133,7 @@ class PeriodicalExecutor {
   // returns its result. REQUIRES: fn does not call this executor.
   template <typename F>
   decltype(auto) Sync(F&& fn) {
-    auto lock = flusher_.Lock();
+    internal::MutexLock lock(flusher_.mutex());
     return std::forward<F>(fn)(container_);
   }
 
@@ -133,16 +142,20 @@ class PeriodicalExecutor {
   bool flusher_running() const { return flusher_.flusher_running(); }
 
  private:
-  // Under the flusher's lock.
-  internal::BatchJob TakeBatch() {
+  // The flusher calls this under its lock. The job it returns runs under no
+  // lock: Execute is const and may run concurrently with AddTask (see
+  // TaskContainer).
+  internal::BatchJob TakeBatch() TW_REQUIRES(flusher_.mutex()) {
     Batch batch = container_.RemoveAll();
     if (std::as_const(batch).empty()) return {};
-    return internal::BatchJob([this, batch = std::move(batch)]() mutable {
-      std::as_const(container_).Execute(std::move(batch));
-    });
+    return internal::BatchJob(
+        [&container = std::as_const(container_),
+         batch = std::move(batch)]() mutable {
+          container.Execute(std::move(batch));
+        });
   }
 
-  Container container_;  // guarded by flusher_'s lock, except Execute
+  Container container_ TW_GUARDED_BY(flusher_.mutex());
   internal::BatchFlusher flusher_;
 };
 

@@ -43,6 +43,30 @@ inline std::size_t RequirePositive(std::size_t value, const char* who,
   return value;
 }
 
+// In [low, high_excluded); `range` spells that interval for the message:
+// "tickwheel::Cache: jitter must be in [0, 1), got 1.000000".
+inline double RequireInRange(double value, double low, double high_excluded,
+                             const char* range, const char* who,
+                             const char* name) {
+  if (!(value >= low && value < high_excluded)) {
+    throw std::invalid_argument(std::string("tickwheel::") + who + ": " + name +
+                                " must be in " + range + ", got " +
+                                std::to_string(value));
+  }
+  return value;
+}
+
+// For two spans that go together (a batch call's keys and delays).
+inline void RequireSameSize(std::size_t a, std::size_t b, const char* who,
+                            const char* name_a, const char* name_b) {
+  if (a != b) {
+    throw std::invalid_argument(std::string("tickwheel::") + who + ": " +
+                                name_a + " and " + name_b +
+                                " must have the same size, got " +
+                                std::to_string(a) + " and " + std::to_string(b));
+  }
+}
+
 // For std::function and other callables that test false when empty.
 template <typename F>
 F RequireCallable(F fn, const char* who, const char* name) {

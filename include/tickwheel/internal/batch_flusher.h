@@ -3,18 +3,17 @@
 #ifndef TICKWHEEL_INTERNAL_BATCH_FLUSHER_H_
 #define TICKWHEEL_INTERNAL_BATCH_FLUSHER_H_
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <exception>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <utility>
 
 #include "tickwheel/clock.h"
 #include "tickwheel/internal/batch_job.h"
+#include "tickwheel/internal/mutex.h"
 #include "tickwheel/internal/on_demand_thread.h"
 #include "tickwheel/time.h"
 
@@ -60,19 +59,24 @@ class BatchFlusher {
   BatchFlusher(const BatchFlusher&) = delete;
   BatchFlusher& operator=(const BatchFlusher&) = delete;
 
-  // The lock that guards the owner's container. Add is:
-  //   auto lock = flusher.Lock();
-  //   bool full = container.AddTask(task);
-  //   flusher.Added(std::move(lock), full);
-  std::unique_lock<std::mutex> Lock() { return std::unique_lock(mutex_); }
+  // The mutex that guards the owner's container (and everything here). Add
+  // is:
+  //   std::thread ended;
+  //   {
+  //     MutexLock lock(flusher.mutex());
+  //     bool full = container.AddTask(task);
+  //     ended = flusher.AddedLocked(full);
+  //   }
+  //   if (ended.joinable()) ended.join();
+  Mutex& mutex() TW_RETURN_CAPABILITY(mutex_) { return mutex_; }
 
   // Starts the flusher thread if it is not running. If `full`, takes the
   // batch and queues it for the flusher thread; blocks while more than
   // kWaitingBatches batches (this one included) wait in that queue
   // (back-pressure: a slow batch slows the producers down). Called from
-  // inside a batch of this flusher, it does not block.
-  // REQUIRES: `lock` is a lock from Lock(), held.
-  void Added(std::unique_lock<std::mutex> lock, bool full);
+  // inside a batch of this flusher, it does not block. Returns a previous
+  // flusher thread that has ended, for the caller to join after unlocking.
+  std::thread AddedLocked(bool full) TW_REQUIRES(mutex_);
 
   // Takes what the container holds and runs it on the calling thread (after
   // the batches taken before it, unless concurrent). Returns false if the
@@ -90,17 +94,17 @@ class BatchFlusher {
   // inside a batch of this flusher.
   void Shutdown();
 
-  bool flusher_running() const {
-    std::lock_guard lock(mutex_);
+  bool flusher_running() const TW_EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
     return thread_.running();
   }
 
  private:
-  void RunFlusher(TimePoint first_tick);
+  void RunFlusher(TimePoint first_tick) TW_EXCLUDES(mutex_);
   // Takes the container's tasks as batch number `*seq`; empty if none.
-  BatchJob TakeLocked(std::uint64_t* seq);
+  BatchJob TakeLocked(std::uint64_t* seq) TW_REQUIRES(mutex_);
   // Runs batch `seq` in its turn and marks it finished.
-  void RunBatch(BatchJob& job, std::uint64_t seq);
+  void RunBatch(BatchJob& job, std::uint64_t seq) TW_EXCLUDES(mutex_);
   void ThrowIfInsideBatch(const char* method) const;
 
   const Duration interval_;
@@ -110,21 +114,22 @@ class BatchFlusher {
   const bool concurrent_batches_;
   const char* const name_;
 
-  mutable std::mutex mutex_;
-  std::condition_variable queue_space_;     // the thread took queued batches
-  std::condition_variable batch_finished_;  // first_unfinished_ moved on
-  // All guarded by mutex_:
-  std::uint64_t next_seq_ = 0;  // number of the next batch taken
+  mutable Mutex mutex_;
+  CondVar queue_space_;     // the thread took queued batches
+  CondVar batch_finished_;  // first_unfinished_ moved on
+  std::uint64_t next_seq_ TW_GUARDED_BY(mutex_) = 0;  // of the next batch
   // Batches numbered from first_unfinished_ on have not all finished;
   // finished_[i] says whether batch first_unfinished_ + i has.
-  std::uint64_t first_unfinished_ = 0;
-  std::deque<bool> finished_;
-  std::deque<std::pair<std::uint64_t, BatchJob>> handoffs_;  // for the thread
-  std::uint64_t handoffs_taken_ = 0;   // by the flusher thread, ever
-  std::uint64_t handoffs_posted_ = 0;  // by Added, ever
-  bool asleep_ = false;  // the flusher thread sleeps or is about to
-  bool stopping_ = false;
-  OnDemandThread thread_;  // the flusher
+  std::uint64_t first_unfinished_ TW_GUARDED_BY(mutex_) = 0;
+  std::deque<bool> finished_ TW_GUARDED_BY(mutex_);
+  // Full batches for the flusher thread.
+  std::deque<std::pair<std::uint64_t, BatchJob>> handoffs_
+      TW_GUARDED_BY(mutex_);
+  std::uint64_t handoffs_taken_ TW_GUARDED_BY(mutex_) = 0;  // by the thread
+  std::uint64_t handoffs_posted_ TW_GUARDED_BY(mutex_) = 0;  // by AddedLocked
+  bool asleep_ TW_GUARDED_BY(mutex_) = false;  // the thread sleeps, or soon
+  bool stopping_ TW_GUARDED_BY(mutex_) = false;
+  OnDemandThread thread_ TW_GUARDED_BY(mutex_);  // the flusher
 };
 
 }  // namespace tickwheel::internal

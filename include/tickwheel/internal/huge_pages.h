@@ -15,12 +15,15 @@ namespace tickwheel::internal {
 inline constexpr std::size_t kHugePageSize = std::size_t{2} << 20;
 
 // Allocates `bytes` aligned to `alignment`. Blocks of at least one huge
-// page are aligned to huge pages and, on Linux, advised to use them: random
-// access into tens of megabytes of 4 KiB pages misses the TLB on nearly
-// every access, and a TLB miss inside a virtual machine walks two sets of
-// page tables. Huge pages are also faulted in 512 times less often.
-// Free with FreeLarge(p, bytes).
-inline void* AllocateLarge(std::size_t bytes, std::size_t alignment) {
+// page are aligned to huge pages and, on Linux, if `huge`, advised to use
+// them: random access into tens of megabytes of 4 KiB pages misses the TLB
+// on nearly every access, and a TLB miss inside a virtual machine walks two
+// sets of page tables. The price: when memory is fragmented, the fault of a
+// huge page waits for the kernel to compact memory, so callers ask for it
+// where the memory is touched up front or the accesses are random enough
+// to pay for it. Free with FreeLarge(p, bytes).
+inline void* AllocateLarge(std::size_t bytes, std::size_t alignment,
+                           bool huge = true) {
   if (bytes < kHugePageSize) {
     return ::operator new(bytes, std::align_val_t{alignment});
   }
@@ -28,7 +31,7 @@ inline void* AllocateLarge(std::size_t bytes, std::size_t alignment) {
   void* p = std::aligned_alloc(kHugePageSize, rounded);
   if (p == nullptr) throw std::bad_alloc();
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-  madvise(p, rounded, MADV_HUGEPAGE);  // advice only: failure is harmless
+  if (huge) madvise(p, rounded, MADV_HUGEPAGE);  // advice: failure is harmless
 #endif
   return p;
 }

@@ -12,8 +12,9 @@
 namespace tickwheel::internal {
 
 // OnDemandThread is the thread of DelayExecutor and of PeriodicalExecutor's
-// flusher. All its state is guarded by the owner's mutex: every method but
-// sleeper() (for the thread itself) REQUIRES that mutex. The Sleeper is
+// flusher. All its state is guarded by the owner's mutex: owners declare it
+// TW_GUARDED_BY that mutex, so every call (sleeper() too: the thread takes
+// its Sleeper under the lock and sleeps after unlocking) needs it. The Sleeper is
 // created when the thread starts, before StartLocked returns, so a
 // ManualClock advanced afterwards waits for the thread; it is destroyed when
 // the thread calls EndedLocked, so an idle owner holds neither.

@@ -4,10 +4,10 @@
 
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <thread>
 
 #include "tickwheel/clock.h"
+#include "tickwheel/internal/mutex.h"
 #include "tickwheel/time.h"
 
 namespace tickwheel::internal {
@@ -32,14 +32,14 @@ class PeriodicThread {
   PeriodicThread& operator=(const PeriodicThread&) = delete;
 
  private:
-  void Run(TimePoint next);
+  void Run(TimePoint next) TW_EXCLUDES(mutex_);
 
   Clock& clock_;
   const Duration period_;
   const std::function<void()> fn_;
   const std::unique_ptr<Sleeper> sleeper_;
-  std::mutex mutex_;
-  bool stopping_ = false;  // guarded by mutex_
+  Mutex mutex_;
+  bool stopping_ TW_GUARDED_BY(mutex_) = false;
   std::thread thread_;     // last: starts once the rest exists
 };
 

@@ -2,18 +2,16 @@
 #ifndef TICKWHEEL_INTERNAL_WORKER_POOL_H_
 #define TICKWHEEL_INTERNAL_WORKER_POOL_H_
 
-#include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <exception>
 #include <functional>
-#include <mutex>
-#include <stdexcept>
-#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "tickwheel/internal/argument_checks.h"
+#include "tickwheel/internal/mutex.h"
 #include "tickwheel/internal/report_error.h"
 
 namespace tickwheel::internal {
@@ -40,10 +38,7 @@ class WorkerPool {
   WorkerPool(std::size_t threads, Run run, ErrorHandler on_error,
              const char* who)
       : run_(std::move(run)), on_error_(std::move(on_error)), who_(who) {
-    if (threads == 0) {
-      throw std::invalid_argument(std::string(who) +
-                                  ": workers must be at least 1, got 0");
-    }
+    RequirePositive(threads, who, "workers");
     threads_.reserve(threads);
     for (std::size_t i = 0; i < threads; ++i) {
       threads_.emplace_back([this] { Work(); });
@@ -60,19 +55,19 @@ class WorkerPool {
   WorkerPool& operator=(const WorkerPool&) = delete;
 
   // Queues items (moving from them); false, dropping them, once stopped.
-  bool SubmitAll(std::vector<Item>& items) {
+  bool SubmitAll(std::vector<Item>& items) TW_EXCLUDES(mutex_) {
     const std::size_t count = items.size();
     if (count == 0) return true;
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       if (stopping_) return false;
       for (Item& item : items) queue_.push_back(std::move(item));
     }
     items.clear();
     if (count == 1) {
-      work_.notify_one();
+      work_.Signal();
     } else {
-      work_.notify_all();
+      work_.SignalAll();
     }
     return true;
   }
@@ -81,48 +76,47 @@ class WorkerPool {
   // run except the caller's own and those whose `run` is itself blocked in
   // Stop (so two items stopping the pool at once do not wait for each
   // other). Idempotent.
-  void Stop() {
-    std::unique_lock lock(mutex_);
+  void Stop() TW_EXCLUDES(mutex_) {
+    std::deque<Item> dropped;  // destroyed under no lock
+    MutexLock lock(mutex_);
     stopping_ = true;
-    std::deque<Item> dropped;
     dropped.swap(queue_);
-    work_.notify_all();
+    work_.SignalAll();
     const bool self = OnWorkerThread();
     if (self) {
       ++in_stop_;
-      idle_.notify_all();
+      idle_.SignalAll();
     }
-    idle_.wait(lock, [&] { return running_ == in_stop_; });
+    while (running_ != in_stop_) idle_.Wait(mutex_);
     if (self) {
       --in_stop_;
-      idle_.notify_all();
+      idle_.SignalAll();
     }
-    lock.unlock();  // `dropped` is destroyed under no lock
   }
 
   bool OnWorkerThread() const { return current_worker_pool == this; }
 
  private:
-  void Work() {
+  void Work() TW_EXCLUDES(mutex_) {
     current_worker_pool = this;
-    std::unique_lock lock(mutex_);
+    MutexLock lock(mutex_);
     for (;;) {
-      work_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      while (!stopping_ && queue_.empty()) work_.Wait(mutex_);
       if (stopping_) return;
       {
         Item item = std::move(queue_.front());
         queue_.pop_front();
         ++running_;
-        lock.unlock();
+        lock.Unlock();
         try {
           run_(item);
         } catch (...) {
           ReportError(who_, on_error_, std::current_exception());
         }
       }  // the item is destroyed under no lock
-      lock.lock();
+      lock.Lock();
       --running_;
-      idle_.notify_all();
+      idle_.SignalAll();
     }
   }
 
@@ -130,13 +124,13 @@ class WorkerPool {
   const ErrorHandler on_error_;
   const char* const who_;
 
-  std::mutex mutex_;
-  std::condition_variable work_;  // items queued, or stopping
-  std::condition_variable idle_;  // running_ or in_stop_ changed
-  std::deque<Item> queue_;        // guarded by mutex_
-  bool stopping_ = false;         // guarded by mutex_
-  std::size_t running_ = 0;       // items being run; guarded by mutex_
-  std::size_t in_stop_ = 0;       // of those, blocked in Stop; guarded
+  Mutex mutex_;
+  CondVar work_;  // items queued, or stopping
+  CondVar idle_;  // running_ or in_stop_ changed
+  std::deque<Item> queue_ TW_GUARDED_BY(mutex_);
+  bool stopping_ TW_GUARDED_BY(mutex_) = false;
+  std::size_t running_ TW_GUARDED_BY(mutex_) = 0;  // items being run
+  std::size_t in_stop_ TW_GUARDED_BY(mutex_) = 0;  // of those, in Stop
 
   std::vector<std::thread> threads_;
 };
