@@ -6,7 +6,10 @@
 
 namespace tickwheel::soak {
 
-std::string TimerId(std::uint64_t n) { return "t" + std::to_string(n); }
+std::string TimerId(std::uint64_t n) {
+  std::string id(1, 't');
+  return id += std::to_string(n);
+}
 
 std::int64_t TimerIndex(const std::string& id) {
   if (id.size() < 2 || id[0] != 't' || id.size() > 19) return -1;
@@ -76,7 +79,10 @@ void Ledger::CancelUncertain(std::uint64_t n) {
 void Ledger::Received(const Seen& seen) {
   std::lock_guard lock(mutex_);
   seen_.push_back(seen);
-  if (seen.ok && seen.timer < facts_.size()) facts_[seen.timer].delivered = true;
+  if (seen.timer < facts_.size()) {
+    if (seen.ok) facts_[seen.timer].delivered = true;
+    if (seen.late_2xx) facts_[seen.timer].late_2xx = true;
+  }
 }
 
 std::vector<std::pair<std::uint64_t, std::int64_t>> Ledger::Outstanding() const {
@@ -101,7 +107,7 @@ std::int64_t Ledger::LatestFireMs() const {
   return latest;
 }
 
-Verdict Ledger::Judge(const std::function<bool(std::uint64_t)>& dead_letter,
+Verdict Ledger::Judge(const std::function<std::string(std::uint64_t)>& state,
                       std::int64_t start_ms) const {
   std::lock_guard lock(mutex_);
   Verdict v;
@@ -113,6 +119,7 @@ Verdict Ledger::Judge(const std::function<bool(std::uint64_t)>& dead_letter,
   };
   // Per timer: first receipt, 2xx count, attempts seen.
   std::vector<std::int64_t> first(facts_.size(), 0);
+  std::vector<std::int64_t> first_fire_at(facts_.size(), 0);  // in that request's body
   std::vector<std::uint32_t> oks(facts_.size(), 0);
   std::set<std::pair<std::uint32_t, std::uint16_t>> attempts;
   std::map<std::int64_t, std::vector<double>> by_second;
@@ -128,7 +135,10 @@ Verdict Ledger::Judge(const std::function<bool(std::uint64_t)>& dead_letter,
       by_second[(s.received_ms - start_ms) / 1000].push_back(
           static_cast<double>(s.received_ms - s.fire_at_ms));
     }
-    if (first[s.timer] == 0 || s.received_ms < first[s.timer]) first[s.timer] = s.received_ms;
+    if (first[s.timer] == 0 || s.received_ms < first[s.timer]) {
+      first[s.timer] = s.received_ms;
+      first_fire_at[s.timer] = s.fire_at_ms;
+    }
     if (s.received_ms < f.min_fire_ms || s.received_ms < s.fire_at_ms) {
       ++v.early;
       example(TimerId(s.timer) + " early: received " + std::to_string(s.received_ms) +
@@ -157,13 +167,20 @@ Verdict Ledger::Judge(const std::function<bool(std::uint64_t)>& dead_letter,
     if (oks[n] > 0) {
       ++v.delivered;
       v.duplicates += oks[n] - 1;
-      v.lateness_ms.push_back(static_cast<double>(first[n] - f.fire_ms));
-    } else if (dead_letter(n)) {
+      // Against the fire time the server fired it for: the acknowledged one,
+      // or that of a reschedule whose answer was lost.
+      v.lateness_ms.push_back(static_cast<double>(first[n] - first_fire_at[n]));
+    } else if (const std::string s = state(n); s == "failed") {
       ++v.dead_letters;
+    } else if (s == "delivered" && f.late_2xx) {
+      ++v.late_answers_taken;
+      example(TimerId(n) + " delivered by a 2xx sent after the delivery timeout");
     } else {
       ++v.lost;
-      example(TimerId(n) + " lost: fire time " + std::to_string(f.fire_ms) +
-              (first[n] ? ", attempted, never answered 2xx" : ", never attempted"));
+      example(TimerId(n) + " lost (" + (s.empty() ? "state unknown" : "server says " + s) +
+              "): fire time " + std::to_string(f.fire_ms) +
+              (f.late_2xx ? ", answered 2xx only after the timeout"
+                          : first[n] ? ", attempted, never answered 2xx" : ", never attempted"));
     }
   }
   std::sort(v.lateness_ms.begin(), v.lateness_ms.end());

@@ -15,7 +15,10 @@
 //   and counts as not cancelled. No answer: either, and it is not judged.
 // - Lost: acknowledged, not cancelled, due before the end, and neither
 //   answered 2xx by the receiver nor a dead letter (failed after
-//   max_attempts, which the server reports). Must be 0.
+//   max_attempts, which the server reports). Must be 0. A 2xx sent after
+//   the delivery timeout counts only if the server says it took it
+//   (state delivered): a node that was paused during the attempt reads the
+//   answer before its timeout fires.
 // - Early: received before the earliest fire time the timer could have had.
 //   Must be 0.
 // - Duplicates: 2xx-answered deliveries of a timer beyond its first. Allowed
@@ -47,6 +50,7 @@ struct Seen {
   std::uint32_t timer = 0;
   std::uint16_t attempt = 0;
   bool ok = false;              // the receiver answered 2xx in time
+  bool late_2xx = false;        // answered 2xx after the delivery timeout
   std::int64_t fire_at_ms = 0;  // in the body
   std::int64_t received_ms = 0;
 };
@@ -62,6 +66,7 @@ struct Verdict {
   std::uint64_t expected = 0;     // acknowledged, not cancelled, not uncertain
   std::uint64_t delivered = 0;    // of those, answered 2xx by the receiver
   std::uint64_t dead_letters = 0; // of those, failed after max_attempts
+  std::uint64_t late_answers_taken = 0;  // delivered by a 2xx sent past the timeout
   std::uint64_t lost = 0;
   std::uint64_t early = 0;
   std::uint64_t fired_after_cancel = 0;
@@ -69,7 +74,8 @@ struct Verdict {
   std::uint64_t repeated_attempts = 0;  // the same (timer, attempt) received twice
   std::uint64_t attempts = 0;         // every request the receiver read
   std::uint64_t unknown_deliveries = 0;  // of timers never acknowledged
-  std::vector<double> lateness_ms;    // first delivery of each expected timer
+  // First request of each delivered timer minus the fire_at_ms in its body.
+  std::vector<double> lateness_ms;
   // First attempts (attempt 1) by the second they were received, from
   // `start_ms`: count, and lateness (received - fire_at_ms) p50, p99, max.
   struct Second {
@@ -104,8 +110,9 @@ class Ledger {
   std::vector<std::pair<std::uint64_t, std::int64_t>> Outstanding() const;
   std::int64_t LatestFireMs() const;
 
-  // `dead_letter(n)`: whether the server has timer n as failed.
-  Verdict Judge(const std::function<bool(std::uint64_t)>& dead_letter,
+  // `state(n)`: timer n's state by the server, for those Outstanding()
+  // returned ("" if not asked).
+  Verdict Judge(const std::function<std::string(std::uint64_t)>& state,
                 std::int64_t start_ms) const;
 
  private:
@@ -115,7 +122,8 @@ class Ledger {
     Create create = Create::kSent;
     Cancel cancel = Cancel::kNone;
     bool uncertain_reschedule = false;
-    bool delivered = false;
+    bool delivered = false;  // answered 2xx in time
+    bool late_2xx = false;
     std::int64_t fire_ms = 0;  // acknowledged
     std::int64_t min_fire_ms = std::numeric_limits<std::int64_t>::max();  // incl. uncertain
     std::int64_t max_fire_ms = 0;                                         // incl. uncertain

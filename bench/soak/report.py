@@ -138,6 +138,8 @@ def render(r, img_prefix):
         ("delivered (answered 2xx)", n(v["delivered"])),
         ("dead letters (failed after max_attempts; 1% of timers always get 500)",
          n(v["dead_letters"])),
+        ("delivered by a 2xx the receiver sent after the delivery timeout (a paused node read it)",
+         n(v.get("late_answers_taken", 0))),
         ("**lost** (must be 0)", f"**{n(v['lost'])}**"),
         ("**early** (must be 0)", f"**{n(v['early'])}**"),
         ("**delivered after an acknowledged cancel** (must be 0)",

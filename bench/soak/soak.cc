@@ -141,6 +141,7 @@ class Fleet {
   bool paused(int i) const { return paused_[i].load(); }
   int incarnation(int i) const { return incarnation_[i].load(); }
   testing::ServerProcess& node(int i) { return *nodes_[i]; }
+  std::string data_dir(int i) const { return dir_.path() + "/node" + std::to_string(i); }
 
   bool Start(int i) {
     for (int tries = 0; tries < 3; ++tries) {
@@ -276,18 +277,19 @@ class Soak {
     const Verdict v = ledger_.Judge(
         [&](std::uint64_t n) {
           auto it = states.find(n);
-          return it != states.end() && it->second == "failed";
+          return it != states.end() ? it->second : std::string();
         },
         start_ms_);
     WriteReport(v, states, exit_codes, load_start);
     Print(v);
-    const bool good = v.lost == 0 && v.early == 0 && v.fired_after_cancel == 0;
-    if (!good) {  // keep the servers' logs beside the report
-      for (int i = 0; i < fleet_.size(); ++i) {
-        std::ofstream(o_.out + ".node" + std::to_string(i) + ".log") << fleet_.node(i).log();
-      }
+    for (int i = 0; i < fleet_.size(); ++i) {  // the servers' logs beside the report
+      const std::string prefix = o_.out + ".node" + std::to_string(i);
+      std::ofstream(prefix + ".log") << fleet_.node(i).log();
+      std::error_code ec;  // RocksDB's own (embedded mode)
+      std::filesystem::copy_file(fleet_.data_dir(i) + "/LOG", prefix + ".rocksdb.log",
+                                 std::filesystem::copy_options::overwrite_existing, ec);
     }
-    return good ? 0 : 2;
+    return v.lost == 0 && v.early == 0 && v.fired_after_cancel == 0 ? 0 : 2;
   }
 
  private:
@@ -295,6 +297,7 @@ class Soak {
     received_.fetch_add(1);
     Reply r;
     bool ok = true;
+    bool late = false;
     if (d.path == "/flaky" && Dice(d, 1) < 0.5) {
       r.status = Dice(d, 2) < 0.3 ? 503 : 500;
       if (r.status == 503) r.retry_after = "1";
@@ -304,6 +307,7 @@ class Soak {
       r.delay = milliseconds(too_slow ? kDeliveryTimeoutMs + 1000
                                       : 100 + static_cast<int>(Dice(d, 2) * 1400));
       ok = !too_slow;
+      late = too_slow;
     } else if (d.path == "/reset" && d.attempt == 1) {
       r.mode = Reply::Mode::kReset;
       ok = false;
@@ -320,7 +324,7 @@ class Soak {
     }
     const std::int64_t n = TimerIndex(d.id);
     ledger_.Received({n < 0 ? std::numeric_limits<std::uint32_t>::max() : static_cast<std::uint32_t>(n),
-                      static_cast<std::uint16_t>(d.attempt), ok, d.fire_at_ms, d.received_ms});
+                      static_cast<std::uint16_t>(d.attempt), ok, late, d.fire_at_ms, d.received_ms});
     return r;
   }
 
@@ -561,8 +565,9 @@ class Soak {
       const std::int64_t now = WallMs();
       for (const auto& [n, latest] : outstanding) {
         std::string& state = next[n];
-        if (auto it = states.find(n); it != states.end() && it->second == "failed") {
-          state = "failed";
+        if (auto it = states.find(n);
+            it != states.end() && (it->second == "failed" || it->second == "delivered")) {
+          state = it->second;
           continue;
         }
         // Past every retry it could still have: ask the server.
@@ -570,10 +575,11 @@ class Soak {
           server::HttpCallResult r = client.Call("GET", "/v1/timers/" + TimerId(n));
           state = r.status == 200 ? std::string(json::parse(r.body).at("state").as_string())
                                   : "HTTP " + std::to_string(r.status);
+          if (state != "failed" && timer_bodies_.size() < 1000) timer_bodies_[n] = r.body;
         } else {
           state = "waiting";
         }
-        if (state != "failed") ++waiting;
+        if (state != "failed" && state != "delivered") ++waiting;
       }
       states.swap(next);
       if (waiting == 0 || now > deadline) break;
@@ -622,6 +628,15 @@ class Soak {
       not_answered[state] = not_answered.contains(state) ? not_answered[state].as_int64() + 1 : 1;
     }
     verdict["not_answered_2xx_by_state"] = not_answered;
+    verdict["late_answers_taken"] = v.late_answers_taken;
+    json::object bodies;  // GET of timers not answered in time that are not dead letters
+    for (const auto& [n, body] : timer_bodies_) {
+      if (!states.contains(n) || bodies.size() >= 20) continue;  // answered in time after all
+      boost::system::error_code ec;
+      json::value parsed = json::parse(body, ec);
+      bodies[TimerId(n)] = ec ? json::value(body) : parsed;
+    }
+    verdict["not_answered_in_time"] = bodies;
 
     json::object counters;
     std::map<std::string, double> sums;
@@ -691,6 +706,7 @@ class Soak {
   json::array samples_;
   std::map<std::pair<int, int>, std::map<std::string, double>> counters_;
   std::map<std::string, std::uint64_t> anomalies_;
+  std::map<std::uint64_t, std::string> timer_bodies_;  // main thread only
 };
 
 }  // namespace
