@@ -128,7 +128,7 @@ def render(r, img_prefix):
     out.append("|---|---:|")
     rows = [
         ("timers sent / acknowledged (created)", f"{n(v['sent'])} / {n(v['created'])}"),
-        ("creates with no answer (a node died or stalled) / refused 503",
+        ("creates with no answer (a node died or stalled) / refused (not sent: the node was down; or 503)",
          f"{n(v['create_uncertain'])} / {n(v['create_refused'])}"),
         ("reschedules answered 200", n(v["rescheduled"])),
         ("cancels answered 200 / 409 (too late)",
