@@ -16,12 +16,16 @@
 #   make fuzz [FUZZ_TIME=300] [FUZZ_JOBS=2]  every fuzz target for FUZZ_TIME
 #                           seconds (docs/testing.md, Fuzzing)
 #   make fuzz-test          every fuzz target for FUZZ_SMOKE (20) seconds
+#   make soak [DURATION=10m] [MODE=embedded|cluster] [RATE=timers/s]
+#                           the server under load and chaos (SIGKILLs; in
+#                           cluster mode pauses too); not in make test;
+#                           rewrites docs/reliability.md's region
 BUILD ?= build
 JOBS ?= $(shell nproc)
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 CMAKE_ARGS ?=
 
-.PHONY: all deps configure build run demo test unit-test asan tsan server-asan tsa fuzz-build fuzz fuzz-test bench bench-server clean format
+.PHONY: all deps configure build run demo test unit-test asan tsan server-asan tsa fuzz-build fuzz fuzz-test bench bench-server soak clean format
 
 all: build
 
@@ -121,6 +125,23 @@ bench: build
 bench-server: configure
 	@cmake --build $(BUILD) -j $(JOBS) --target tickwheel_app server_bench
 	BUILD=$(BUILD) QUICK=$(QUICK) bench/server/run.sh
+
+# The soak (bench/soak/): DURATION of load (10m, 90s) while a node is
+# SIGKILLed and restarted every 30-60 s (MODE=cluster: 3 nodes on a
+# throw-away PostgreSQL 15, and pauses past the lease too); then it waits
+# for everything due and judges it: lost, early and delivered after a
+# cancel must be 0 (it exits non-zero otherwise). The JSON goes to
+# bench/soak/results/soak-$(MODE).json; bench/soak/report.py draws
+# docs/img/soak_$(MODE)_*.png and rewrites docs/reliability.md's region.
+DURATION ?= 10m
+MODE ?= embedded
+soak: configure
+	@cmake --build $(BUILD) -j $(JOBS) --target tickwheel_app soak
+	@mkdir -p bench/soak/results
+	status=0; $(BUILD)/bench/soak/soak --binary $(BUILD)/tickwheel --mode $(MODE) \
+	  --duration $(DURATION) $(if $(RATE),--rate $(RATE)) \
+	  --out bench/soak/results/soak-$(MODE).json || status=$$?; \
+	/usr/bin/python3 bench/soak/report.py bench/soak/results docs/reliability.md; exit $$status
 
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cc')

@@ -11,7 +11,12 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdarg>
+#include <cstdio>
 #include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <mutex>
 #include <unordered_map>
 
 #include "store/group_writer.h"
@@ -179,6 +184,43 @@ void AddToBatch(const RecordChange& c, rocksdb::WriteBatch& batch) {
 }
 
 // Opens the database in `dir`; kUnavailable saying what to check.
+// RocksDB's own log, the LOG file in the data directory, written with
+// stdio. RocksDB's file logger aborts the process on the line after one it
+// failed to write (an assertion that Debian's build of RocksDB keeps), and a
+// full disk makes sure of that failure; this logger drops the lines it
+// cannot write. One logger for every open of the store, so reopening after
+// a write error adds no LOG.old files to a disk that may be full.
+// Thread safety: Logv from any thread.
+class StdioLogger final : public rocksdb::Logger {
+ public:
+  explicit StdioLogger(std::FILE* file)
+      : rocksdb::Logger(rocksdb::InfoLogLevel::INFO_LEVEL), file_(file) {}
+  ~StdioLogger() override { std::fclose(file_); }
+
+  using rocksdb::Logger::Logv;
+  void Logv(const char* format, va_list ap) override {
+    const auto now = std::chrono::system_clock::now();
+    const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
+    const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
+                            now.time_since_epoch()).count() % 1000000;
+    std::tm tm{};
+    localtime_r(&seconds, &tm);
+    char stamp[64];
+    std::snprintf(stamp, sizeof stamp, "%04d/%02d/%02d-%02d:%02d:%02d.%06lld ",
+                  tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+                  tm.tm_sec, static_cast<long long>(micros));
+    std::lock_guard lock(mutex_);
+    std::fputs(stamp, file_);
+    std::vfprintf(file_, format, ap);
+    std::fputc('\n', file_);
+    std::fflush(file_);  // errors (a full disk) are dropped with the line
+  }
+
+ private:
+  std::mutex mutex_;
+  std::FILE* file_;
+};
+
 Result<std::unique_ptr<rocksdb::DB>> OpenDb(const rocksdb::Options& options,
                                             const std::string& dir) {
   rocksdb::DB* db = nullptr;
@@ -550,6 +592,11 @@ Result<std::unique_ptr<TimerStore>> OpenRocksDbTimerStore(const StoreOptions& op
   db_options.memtable_prefix_bloom_size_ratio = 0.1;
   db_options.memtable_whole_key_filtering = true;
   db_options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+  std::error_code ec;
+  std::filesystem::create_directories(options.data_dir, ec);
+  if (std::FILE* log = std::fopen((options.data_dir + "/LOG").c_str(), "a")) {
+    db_options.info_log = std::make_shared<StdioLogger>(log);
+  }  // else RocksDB's Open reports what is wrong with the directory
   Result<std::unique_ptr<rocksdb::DB>> db = OpenDb(db_options, options.data_dir);
   if (!db.ok()) return db.status();
   return std::unique_ptr<TimerStore>(

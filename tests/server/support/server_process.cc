@@ -74,6 +74,11 @@ bool ServerProcess::Start(int port) {
     int fd = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     dup2(fd, 1);
     dup2(fd, 2);
+    // Nothing else of the parent's: its receivers' listening sockets and
+    // connections (asio opens them without close-on-exec) would otherwise
+    // stay open in the server, count as its descriptors, and keep a
+    // connection the receiver closed from closing.
+    close_range(3, ~0U, 0);
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);

@@ -145,8 +145,14 @@ struct WebhookReceiver::Impl {
         break;
       }
       if (reply.mode == Reply::Mode::kNeverAnswer) {
-        wait.expires_at(asio::steady_timer::time_point::max());
-        co_await wait.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        // Silent until the client gives up: whatever else it sends is read
+        // and ignored, and its close (or reset) closes this side too, so a
+        // long run of unanswered attempts holds no descriptors here.
+        char ignored[512];
+        while (!ec) {
+          co_await stream.socket().async_read_some(asio::buffer(ignored),
+                                                   asio::redirect_error(asio::use_awaitable, ec));
+        }
         break;
       }
       if (reply.mode == Reply::Mode::kGarbage) {

@@ -42,7 +42,7 @@ struct Reply {
     kAnswer,            // `status`, keep-alive as asked
     kCloseAfterAnswer,  // `status` with keep-alive, then close the idle connection
     kReset,             // read it, then reset the connection: no answer
-    kNeverAnswer,       // read it and hold the connection, silent
+    kNeverAnswer,       // read it and hold the connection, silent, until the client closes it
     kGarbage,           // answer bytes that are not HTTP, then close
   };
   int status = 200;
