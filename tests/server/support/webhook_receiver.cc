@@ -150,7 +150,7 @@ struct WebhookReceiver::Impl {
         // long run of unanswered attempts holds no descriptors here.
         char ignored[512];
         while (!ec) {
-          co_await stream.socket().async_read_some(asio::buffer(ignored),
+          co_await lowest.socket().async_read_some(asio::buffer(ignored),
                                                    asio::redirect_error(asio::use_awaitable, ec));
         }
         break;
