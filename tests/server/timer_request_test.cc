@@ -87,7 +87,7 @@ TEST(TimerRequestTest, APayloadNumberBeyondJsonsRangeIsRefused) {
 
 // Error messages quote what the client sent; the body stays valid JSON.
 TEST(TimerRequestTest, ErrorBodiesAreJsonWhateverBytesTheyQuote) {
-  for (const std::string query : {std::string("state=\xff"), std::string("state=%FF"),
+  for (const std::string& query : {std::string("state=\xff"), std::string("state=%FF"),
                                   "state=" + std::string(63, 'a') + "\xc3\xa9"}) {
     Result<ListQuery> q = ParseListQuery(query);
     ASSERT_FALSE(q.ok());
