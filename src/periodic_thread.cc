@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "tickwheel/internal/time_math.h"
+
 namespace tickwheel::internal {
 
 PeriodicThread::PeriodicThread(Clock& clock, Duration period,
@@ -10,7 +12,7 @@ PeriodicThread::PeriodicThread(Clock& clock, Duration period,
       period_(period),
       fn_(std::move(fn)),
       sleeper_(clock.NewSleeper()),
-      thread_([this, first = clock.Now() + period] { Run(first); }) {}
+      thread_([this, first = AddSaturated(clock.Now(), period)] { Run(first); }) {}
 
 PeriodicThread::~PeriodicThread() {
   {
@@ -32,7 +34,7 @@ void PeriodicThread::Run(TimePoint next) {
     const TimePoint now = clock_.Now();
     if (now >= next) {
       fn_();
-      next += period_ * ((now - next) / period_ + 1);
+      next = NextTickAfter(next, now, period_);
       continue;
     }
     sleeper_->SleepUntil(next, token);

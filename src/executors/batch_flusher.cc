@@ -4,6 +4,7 @@
 #include <string>
 
 #include "tickwheel/internal/report_error.h"
+#include "tickwheel/internal/time_math.h"
 
 namespace tickwheel::internal {
 namespace {
@@ -46,7 +47,7 @@ std::thread BatchFlusher::AddedLocked(bool full) {
   if (!thread_.running() && !stopping_) {
     // The first tick is read before Add returns: a ManualClock advanced
     // after the Add counts from here.
-    const TimePoint first_tick = clock_.Now() + interval_;
+    const TimePoint first_tick = AddSaturated(clock_.Now(), interval_);
     ended = thread_.StartLocked([this, first_tick] { RunFlusher(first_tick); });
   }
   // Without a flusher thread (only while shutting down) a full batch stays
@@ -94,7 +95,7 @@ void BatchFlusher::RunFlusher(TimePoint next_tick) {
     const TimePoint now = clock_.Now();
     if (now >= next_tick) {
       // The next tick after `now`; missed ticks are skipped, not bursted.
-      next_tick += interval_ * ((now - next_tick) / interval_ + 1);
+      next_tick = NextTickAfter(next_tick, now, interval_);
       if (ran_handoff) {
         ran_handoff = false;
       } else {
@@ -106,7 +107,7 @@ void BatchFlusher::RunFlusher(TimePoint next_tick) {
           last_batch = clock_.Now();
           continue;
         }
-        if (now - last_batch >= kIdleRounds * interval_) break;
+        if ((now - last_batch) / kIdleRounds >= interval_) break;  // no overflow
       }
     }
     Sleeper& sleeper = thread_.sleeper();

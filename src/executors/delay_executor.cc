@@ -4,6 +4,7 @@
 
 #include "tickwheel/internal/argument_checks.h"
 #include "tickwheel/internal/report_error.h"
+#include "tickwheel/internal/time_math.h"
 
 namespace tickwheel {
 namespace {
@@ -37,7 +38,7 @@ bool DelayExecutor::Trigger() {
     internal::MutexLock lock(mutex_);
     if (pending_ || stopping_) return false;
     pending_ = true;
-    due_ = clock_.Now() + delay_;
+    due_ = internal::AddSaturated(clock_.Now(), delay_);
     if (thread_.running()) {
       thread_.WakeLocked();  // it may be about to end; let it see pending_
       return true;

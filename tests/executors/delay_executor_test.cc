@@ -99,6 +99,18 @@ TEST_F(DelayExecutorTest, ZeroDelayRunsAtOnceOnItsThread) {
   EXPECT_TRUE(on_other_thread.load());
 }
 
+// Now() + delay once overflowed, so the longest delay ran at once.
+TEST_F(DelayExecutorTest, LongestDelayNeverRunsUntilDestruction) {
+  {
+    DelayExecutor executor([&] { ++runs_; }, Duration::max(), {.clock = &clock_});
+    EXPECT_TRUE(executor.Trigger());
+    clock_.Advance(std::chrono::hours(24 * 365));
+    EXPECT_EQ(runs_.load(), 0);
+    EXPECT_FALSE(executor.Trigger());  // still pending
+  }
+  EXPECT_EQ(runs_.load(), 1);
+}
+
 TEST_F(DelayExecutorTest, DestructionRunsAPendingTriggerAtOnce) {
   {
     DelayExecutor executor([&] { ++runs_; }, seconds(3600), {.clock = &clock_});

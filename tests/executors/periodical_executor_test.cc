@@ -121,6 +121,20 @@ TEST_F(PeriodicalExecutorTest, FullContainerIsExecutedWithoutWaitingForATick) {
   EXPECT_THAT(recorder_.sizes(), ElementsAre(11));
 }
 
+// Now() + interval, and the idle check's 10 * interval, once overflowed, so
+// the longest interval flushed at once.
+TEST_F(PeriodicalExecutorTest, LongestIntervalFlushesOnlyFullBatchesAndOnWait) {
+  Executor executor(Duration::max(), TestContainer(recorder_.Callback()), Options());
+  executor.Add(0);
+  clock_.Advance(std::chrono::hours(24 * 365));
+  EXPECT_THAT(recorder_.sizes(), IsEmpty());
+  EXPECT_TRUE(executor.flusher_running());
+  for (int i = 1; i < 11; ++i) executor.Add(i);  // the 11th fills it
+  executor.Add(11);
+  executor.Wait();
+  EXPECT_THAT(recorder_.sizes(), ElementsAre(11, 1));
+}
+
 TEST_F(PeriodicalExecutorTest, TickAfterAFullBatchIsSkipped) {
   Executor executor(kInterval, TestContainer(recorder_.Callback()), Options());
   for (int i = 0; i < 11; ++i) executor.Add(i);  // handed over

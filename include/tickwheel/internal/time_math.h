@@ -21,6 +21,16 @@ inline TimePoint AddSaturated(TimePoint t, Duration d) {
   return TimePoint(Duration(sum));
 }
 
+// The first of `tick`, `tick + period`, `tick + 2 * period`, ... that is
+// after `now`, saturated at TimePoint::max(): how a fixed-rate loop that woke
+// at `now` skips the ticks it missed, keeping its phase.
+// REQUIRES: period > 0.
+inline TimePoint NextTickAfter(TimePoint tick, TimePoint now, Duration period) {
+  if (now < tick) return tick;
+  const Duration behind = now - tick;
+  return AddSaturated(AddSaturated(tick, behind - behind % period), period);
+}
+
 }  // namespace tickwheel::internal
 
 #endif  // TICKWHEEL_INTERNAL_TIME_MATH_H_
