@@ -257,7 +257,7 @@ json::object Failover(const ClusterOptions& o) {
     if (!fresh) it->second = std::min(it->second, x.received_ms);
   }
   std::int64_t first = INT64_MAX, last = INT64_MIN, overdue = 0, missing = 0;
-  std::int64_t others_max_late = 0;
+  std::int64_t dead_max_late = 0, others_max_late = 0;
   for (std::uint64_t i = 0; i < n; ++i) {
     const std::string id = "f" + std::to_string(i);
     const std::int64_t at = due(i);
@@ -271,9 +271,9 @@ json::object Failover(const ClusterOptions& o) {
       ++overdue;
       first = std::min(first, it->second);
       last = std::max(last, it->second);
-    } else if (!dead_node) {
-      others_max_late = std::max(others_max_late, it->second - at);
     }
+    std::int64_t& worst = dead_node ? dead_max_late : others_max_late;
+    worst = std::max(worst, it->second - at);
   }
   const auto [distinct, duplicates] = Distinct(d);
   json::object r;
@@ -283,6 +283,7 @@ json::object Failover(const ClusterOptions& o) {
   r["overdue_timers"] = overdue;
   r["kill_to_first_overdue_ms"] = first == INT64_MAX ? -1 : first - kill_ms;
   r["kill_to_all_overdue_ms"] = last == INT64_MIN ? -1 : last - kill_ms;
+  r["dead_node_max_late_ms"] = dead_max_late;
   r["other_nodes_max_late_ms"] = others_max_late;
   r["all_delivered"] = all && missing == 0 && distinct == n;
   r["missing"] = missing;
