@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli/blocking_http_client.h"
 #include "load_client.h"
 
 namespace tickwheel::bench {
@@ -111,6 +112,13 @@ double CreateBatches(int port, const std::string& prefix, std::uint64_t n,
                          201);
   if (r.failed) std::fprintf(stderr, "  %llu batches failed\n", static_cast<unsigned long long>(r.failed));
   return static_cast<double>(r.ok * per_batch) / r.seconds;
+}
+
+double Metric(const std::string& address, const std::string& name) {
+  server::BlockingHttpClient client(address, std::chrono::seconds(5));
+  const std::string text = client.Call("GET", "/metrics").body;
+  const std::size_t at = text.find("\n" + name + " ");
+  return at == std::string::npos ? -1 : std::stod(text.substr(at + name.size() + 2));
 }
 
 json::object LatenessStats(const std::vector<Delivery>& d) {

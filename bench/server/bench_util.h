@@ -60,6 +60,10 @@ inline double CreateBatches(const testing::ServerProcess& server, const std::str
   return CreateBatches(server.port(), prefix, n, per_batch, connections, fire_at, url);
 }
 
+// The value of an unlabelled metric in the /metrics of the server at
+// `address` (host:port); -1 if absent or unreachable.
+double Metric(const std::string& address, const std::string& name);
+
 // {count, early, p50_ms, p99_ms, max_ms, first_to_last_ms} of received -
 // due over `d`.
 boost::json::object LatenessStats(const std::vector<testing::Delivery>& d);

@@ -288,6 +288,14 @@ json::object Failover(const ClusterOptions& o) {
   r["all_delivered"] = all && missing == 0 && distinct == n;
   r["missing"] = missing;
   r["duplicates"] = duplicates;
+  // What the survivors counted as sent again after taking over attempts
+  // the dead node had claimed (its outcome unknown): the only duplicates
+  // expected.
+  double counted = 0;
+  for (int i = 1; i < cluster.size(); ++i) {
+    counted += std::max(0.0, Metric(cluster.node(i).address(), "tickwheel_duplicates_after_recovery_total"));
+  }
+  r["duplicates_counted_by_nodes"] = counted;
   r["early"] = LatenessStats(d).at("early");
   return r;
 }

@@ -190,12 +190,13 @@ def render_cluster(r):
     out.append("")
     out.append("| kill to first overdue delivered | kill to all overdue delivered | goal (lease + 2 s) "
                "| dead node's timers: worst lateness | other nodes' timers: worst lateness "
-               "| all delivered | duplicates | early |")
+               "| all delivered | duplicates (counted by the nodes in /metrics) | early |")
     out.append("|---:|---:|---:|---:|---:|---|---:|---:|")
     out.append(f"| {ms(f['kill_to_first_overdue_ms'])} | {ms(f['kill_to_all_overdue_ms'])} | "
                f"{ms(f['lease_ms'] + 2000)} | {ms(f['dead_node_max_late_ms'])} | "
                f"{ms(f['other_nodes_max_late_ms'])} | "
-               f"{f['all_delivered']} | {f['duplicates']} | {f['early']} |")
+               f"{f['all_delivered']} | {f['duplicates']} ({f.get('duplicates_counted_by_nodes', 'n/a')} "
+               f"counted) | {f['early']} |")
     h = c["handoff"]
     out.append("")
     out.append("**Hand-off** (3 nodes; timers due 200 ms after their create, created one at a time, "
