@@ -178,8 +178,13 @@ def render_cluster(r):
     out.append("")
     for key, name in (("batch_creates", "batch creates"), ("single_creates", "single creates"),
                       ("herd", "herd")):
+        extra = ""
+        if "creates_per_transaction" in one[key]:
+            extra = (f"; creates per PostgreSQL transaction (group commit): 1 node "
+                     f"{one[key]['creates_per_transaction']:.1f}, 3 nodes "
+                     f"{three[key]['creates_per_transaction']:.1f}, peer 1")
         out.append(f"- {name}: 1 node {cpu(one[key])}; 3 nodes {cpu(three[key])}; "
-                   f"peer {cpu(pg[key], False)}")
+                   f"peer {cpu(pg[key], False)}{extra}")
     f = c["failover"]
     out.append("")
     out.append(f"**Failover** (3 nodes, `--lease {f['lease_ms'] / 1000:g}s`; {f['timers']:,} timers "
@@ -195,7 +200,7 @@ def render_cluster(r):
     out.append(f"| {ms(f['kill_to_first_overdue_ms'])} | {ms(f['kill_to_all_overdue_ms'])} | "
                f"{ms(f['lease_ms'] + 2000)} | {ms(f['dead_node_max_late_ms'])} | "
                f"{ms(f['other_nodes_max_late_ms'])} | "
-               f"{f['all_delivered']} | {f['duplicates']} ({f.get('duplicates_counted_by_nodes', 'n/a')} "
+               f"{f['all_delivered']} | {f['duplicates']} ({int(f['duplicates_counted_by_nodes']) if 'duplicates_counted_by_nodes' in f else 'n/a'} "
                f"counted) | {f['early']} |")
     h = c["handoff"]
     out.append("")
