@@ -24,8 +24,10 @@ double MachineBusySeconds() {
   std::ifstream in("/proc/stat");
   std::string cpu;
   double user, nice, system, idle, iowait, irq, softirq, steal;
-  in >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal;
-  return (user + nice + system + irq + softirq + steal) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  in >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >>
+      steal;
+  return (user + nice + system + irq + softirq + steal) /
+         static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 }  // namespace
@@ -74,21 +76,26 @@ CpuMeter::CpuMeter(pid_t server)
 
 json::object CpuMeter::Stop() const {
   const double wall =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_)
+          .count();
   json::object o;
   o["bench_cpu_pct"] = 100 * (SelfCpuSeconds() - self_) / wall;
   o["machine_cpu_pct"] = 100 * (MachineBusySeconds() - machine_) / wall;
-  if (server_) o["server_cpu_pct"] = 100 * (ProcCpuSeconds(server_) - server_cpu_) / wall;
+  if (server_)
+    o["server_cpu_pct"] = 100 * (ProcCpuSeconds(server_) - server_cpu_) / wall;
   return o;
 }
 
-std::string Timer(const std::string& id, std::int64_t fire_at_ms, const std::string& url) {
+std::string Timer(const std::string& id, std::int64_t fire_at_ms,
+                  const std::string& url) {
   return "{\"id\":\"" + id + "\",\"fire_at_ms\":" + std::to_string(fire_at_ms) +
          ",\"target\":{\"url\":\"" + url + "\"},\"payload\":{\"n\":1}}";
 }
 
-std::string Batch(const std::string& prefix, std::uint64_t from, std::uint64_t n,
-                  const std::function<std::int64_t(std::uint64_t)>& fire_at, const std::string& url) {
+std::string Batch(const std::string& prefix, std::uint64_t from,
+                  std::uint64_t n,
+                  const std::function<std::int64_t(std::uint64_t)>& fire_at,
+                  const std::string& url) {
   std::string body = "{\"timers\":[";
   body.reserve(n * 110);
   for (std::uint64_t i = from; i < from + n; ++i) {
@@ -103,14 +110,17 @@ double CreateBatches(int port, const std::string& prefix, std::uint64_t n,
                      const std::function<std::int64_t(std::uint64_t)>& fire_at,
                      const std::string& url) {
   const std::uint64_t batches = (n + per_batch - 1) / per_batch;
-  LoadResult r = RunLoad("127.0.0.1", port, connections, batches, std::chrono::hours(1),
-                         "/v1/timers:batch",
-                         [&](std::uint64_t b) {
-                           return Batch(prefix, b * per_batch, std::min(per_batch, n - b * per_batch),
-                                        fire_at, url);
-                         },
-                         201);
-  if (r.failed) std::fprintf(stderr, "  %llu batches failed\n", static_cast<unsigned long long>(r.failed));
+  LoadResult r = RunLoad(
+      "127.0.0.1", port, connections, batches, std::chrono::hours(1),
+      "/v1/timers:batch",
+      [&](std::uint64_t b) {
+        return Batch(prefix, b * per_batch,
+                     std::min(per_batch, n - b * per_batch), fire_at, url);
+      },
+      201);
+  if (r.failed)
+    std::fprintf(stderr, "  %llu batches failed\n",
+                 static_cast<unsigned long long>(r.failed));
   return static_cast<double>(r.ok * per_batch) / r.seconds;
 }
 
@@ -118,7 +128,8 @@ double Metric(const std::string& address, const std::string& name) {
   server::BlockingHttpClient client(address, std::chrono::seconds(5));
   const std::string text = client.Call("GET", "/metrics").body;
   const std::size_t at = text.find("\n" + name + " ");
-  return at == std::string::npos ? -1 : std::stod(text.substr(at + name.size() + 2));
+  return at == std::string::npos ? -1
+                                 : std::stod(text.substr(at + name.size() + 2));
 }
 
 json::object LatenessStats(const std::vector<Delivery>& d) {

@@ -41,8 +41,10 @@ class CpuMeter {
 
 // A POST /v1/timers body, and a POST /v1/timers:batch body of the timers
 // prefix+from .. prefix+(from+n-1).
-std::string Timer(const std::string& id, std::int64_t fire_at_ms, const std::string& url);
-std::string Batch(const std::string& prefix, std::uint64_t from, std::uint64_t n,
+std::string Timer(const std::string& id, std::int64_t fire_at_ms,
+                  const std::string& url);
+std::string Batch(const std::string& prefix, std::uint64_t from,
+                  std::uint64_t n,
                   const std::function<std::int64_t(std::uint64_t)>& fire_at,
                   const std::string& url);
 
@@ -53,11 +55,13 @@ double CreateBatches(int port, const std::string& prefix, std::uint64_t n,
                      std::uint64_t per_batch, int connections,
                      const std::function<std::int64_t(std::uint64_t)>& fire_at,
                      const std::string& url);
-inline double CreateBatches(const testing::ServerProcess& server, const std::string& prefix,
-                            std::uint64_t n, std::uint64_t per_batch, int connections,
-                            const std::function<std::int64_t(std::uint64_t)>& fire_at,
-                            const std::string& url) {
-  return CreateBatches(server.port(), prefix, n, per_batch, connections, fire_at, url);
+inline double CreateBatches(
+    const testing::ServerProcess& server, const std::string& prefix,
+    std::uint64_t n, std::uint64_t per_batch, int connections,
+    const std::function<std::int64_t(std::uint64_t)>& fire_at,
+    const std::string& url) {
+  return CreateBatches(server.port(), prefix, n, per_batch, connections,
+                       fire_at, url);
 }
 
 // The value of an unlabelled metric in the /metrics of the server at

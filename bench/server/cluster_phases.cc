@@ -29,7 +29,8 @@ using testing::ServerProcess;
 using testing::TempDir;
 using testing::WebhookReceiver;
 
-constexpr char kNowhere[] = "http://127.0.0.1:9/x";  // creates that never come due
+constexpr char kNowhere[] =
+    "http://127.0.0.1:9/x";  // creates that never come due
 
 std::unique_ptr<PgConnection> Connect(const std::string& conninfo) {
   auto c = PgConnection::Connect(conninfo);
@@ -41,11 +42,19 @@ std::unique_ptr<PgConnection> Connect(const std::string& conninfo) {
 }
 
 // `n` nodes of `tickwheel serve --postgres` on a database of their own
-// (created here, dropped by the destructor), named node0, node1, ...
+// (created here, dropped by the destructor), named node0, node1, ...; the
+// constructor returns once the shards are shared out (and exits the
+// process if they are not within a minute).
+//
+// Thread safety: node(i) and OwnerOf from any thread; the rest from the
+// thread that made it (one connection for its queries).
 class Cluster {
  public:
-  Cluster(const ClusterOptions& o, const std::string& name, int n, int lease_ms = 10'000)
-      : admin_(Connect(o.pg)), db_("tickwheel_bench_" + name), shards_(o.shards) {
+  Cluster(const ClusterOptions& o, const std::string& name, int n,
+          int lease_ms = 10'000)
+      : admin_(Connect(o.pg)),
+        db_("tickwheel_bench_" + name),
+        shards_(o.shards) {
     (void)admin_->Exec("DROP DATABASE IF EXISTS " + db_ + " WITH (FORCE)");
     if (auto r = admin_->Exec("CREATE DATABASE " + db_); !r.ok()) {
       std::fprintf(stderr, "cluster: %s\n", r.status().message().c_str());
@@ -55,15 +64,17 @@ class Cluster {
     for (int i = 0; i < n; ++i) {
       nodes_.push_back(std::make_unique<ServerProcess>(
           o.binary, dir_.path() + "/node" + std::to_string(i),
-          std::vector<std::string>{"--postgres", conninfo_, "--node-id", "node" + std::to_string(i),
-                                   "--shards", std::to_string(o.shards), "--lease",
+          std::vector<std::string>{"--postgres", conninfo_, "--node-id",
+                                   "node" + std::to_string(i), "--shards",
+                                   std::to_string(o.shards), "--lease",
                                    std::to_string(lease_ms) + "ms"}));
     }
     for (auto& node : nodes_) {
       if (!node->Start()) std::exit(1);
     }
     if (!Settle()) {
-      std::fprintf(stderr, "cluster: the shards were not shared out within 60 s\n");
+      std::fprintf(stderr,
+                   "cluster: the shards were not shared out within 60 s\n");
       std::exit(1);
     }
   }
@@ -88,7 +99,8 @@ class Cluster {
     if (!r.ok()) return owners;
     for (int row = 0; row < r->rows(); ++row) {
       const std::string owner(r->Text(row, 1));  // "nodeK"
-      owners[static_cast<std::size_t>(r->Int(row, 0))] = std::stoi(owner.substr(4));
+      owners[static_cast<std::size_t>(r->Int(row, 0))] =
+          std::stoi(owner.substr(4));
     }
     return owners;
   }
@@ -96,14 +108,17 @@ class Cluster {
   // statistics, which backends report within about a second).
   double Commits() {
     if (!query_) query_ = Connect(conninfo_);
-    auto r = query_->Exec("SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()");
+    auto r = query_->Exec(
+        "SELECT xact_commit FROM pg_stat_database WHERE datname = "
+        "current_database()");
     return r.ok() && r->rows() == 1 ? static_cast<double>(r->Int(0, 0)) : 0;
   }
   int OwnerOf(const std::vector<int>& owners, const std::string& id) const {
     return owners[static_cast<std::size_t>(server::ShardOfId(id, shards_))];
   }
 
-  // Sum of the CPU meters of the nodes still running, as server_cpu_pct.
+  // A CPU meter per node, started now; Stop(meters) gives the first one's
+  // figures with server_cpu_pct summed over the nodes (all still running).
   std::vector<CpuMeter> Meters() {
     std::vector<CpuMeter> m;
     for (auto& node : nodes_) m.emplace_back(node->pid());
@@ -112,7 +127,8 @@ class Cluster {
   static json::object Stop(const std::vector<CpuMeter>& meters) {
     json::object total = meters.front().Stop();
     double server = 0;
-    for (const CpuMeter& m : meters) server += m.Stop().at("server_cpu_pct").as_double();
+    for (const CpuMeter& m : meters)
+      server += m.Stop().at("server_cpu_pct").as_double();
     total["server_cpu_pct"] = server;
     return total;
   }
@@ -151,7 +167,8 @@ double OnEveryNode(Cluster& cluster, const std::function<void(int)>& work) {
   std::vector<std::thread> threads;
   for (int i = 0; i < cluster.size(); ++i) threads.emplace_back(work, i);
   for (auto& t : threads) t.join();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
 }
 
 // Transactions committed in `cluster`'s database since it had `before`,
@@ -166,16 +183,20 @@ double CommitsSince(Cluster& cluster, double before) {
 json::object BatchCreates(const ClusterOptions& o, int nodes) {
   Cluster cluster(o, "batch" + std::to_string(nodes), nodes);
   const std::int64_t far = NowMs() + 3'600'000;
-  const std::uint64_t per_node = o.batch_total / static_cast<std::uint64_t>(nodes);
+  const std::uint64_t per_node =
+      o.batch_total / static_cast<std::uint64_t>(nodes);
   const int connections = nodes == 1 ? 4 : 2;
   const double commits = cluster.Commits();
   auto meters = cluster.Meters();
   const double seconds = OnEveryNode(cluster, [&](int i) {
-    CreateBatches(cluster.node(i), "b" + std::to_string(i) + "-", per_node, 1000, connections,
-                  [&](std::uint64_t) { return far; }, kNowhere);
+    CreateBatches(
+        cluster.node(i), "b" + std::to_string(i) + "-", per_node, 1000,
+        connections, [&](std::uint64_t) { return far; }, kNowhere);
   });
   json::object r = Cluster::Stop(meters);
-  r["per_s"] = static_cast<double>(per_node * static_cast<std::uint64_t>(nodes)) / seconds;
+  r["per_s"] =
+      static_cast<double>(per_node * static_cast<std::uint64_t>(nodes)) /
+      seconds;
   r["connections"] = connections * nodes;
   r["transactions_per_s"] = CommitsSince(cluster, commits) / seconds;
   return r;
@@ -193,8 +214,12 @@ json::object SingleCreates(const ClusterOptions& o, int nodes) {
     const std::string prefix = "s" + std::to_string(i) + "-";
     results[static_cast<std::size_t>(i)] = RunLoad(
         "127.0.0.1", cluster.node(i).port(), connections, UINT64_MAX,
-        std::chrono::milliseconds(static_cast<int>(o.single_seconds * 1000)), "/v1/timers",
-        [&](std::uint64_t n) { return Timer(prefix + std::to_string(n), far, kNowhere); }, 201);
+        std::chrono::milliseconds(static_cast<int>(o.single_seconds * 1000)),
+        "/v1/timers",
+        [&](std::uint64_t n) {
+          return Timer(prefix + std::to_string(n), far, kNowhere);
+        },
+        201);
   });
   json::object r = Cluster::Stop(meters);
   double ok = 0, seconds = 0;
@@ -207,7 +232,8 @@ json::object SingleCreates(const ClusterOptions& o, int nodes) {
   r["per_s"] = ok / seconds;
   r["failed"] = failed;
   // Group commit: creates per PostgreSQL transaction (the peer: one).
-  r["creates_per_transaction"] = ok / std::max(1.0, CommitsSince(cluster, commits));
+  r["creates_per_transaction"] =
+      ok / std::max(1.0, CommitsSince(cluster, commits));
   return r;
 }
 
@@ -224,13 +250,18 @@ json::object Herd(const ClusterOptions& o, int nodes) {
   const std::int64_t t0 = NowMs() + 8000;
   const std::uint64_t per_node = o.herd / static_cast<std::uint64_t>(nodes);
   OnEveryNode(cluster, [&](int i) {
-    CreateBatches(cluster.node(i), "h" + std::to_string(i) + "-", per_node, 10'000, 2,
-                  [&](std::uint64_t k) { return t0 + static_cast<std::int64_t>(k % 1000); },
-                  receiver.url());
+    CreateBatches(
+        cluster.node(i), "h" + std::to_string(i) + "-", per_node, 10'000, 2,
+        [&](std::uint64_t k) {
+          return t0 + static_cast<std::int64_t>(k % 1000);
+        },
+        receiver.url());
   });
   const std::uint64_t total = per_node * static_cast<std::uint64_t>(nodes);
-  if (NowMs() >= t0) std::fprintf(stderr, "  warning: creating the herd took longer than 8 s\n");
-  std::this_thread::sleep_for(std::chrono::milliseconds(std::max<std::int64_t>(0, t0 - NowMs())));
+  if (NowMs() >= t0)
+    std::fprintf(stderr, "  warning: creating the herd took longer than 8 s\n");
+  std::this_thread::sleep_for(
+      std::chrono::milliseconds(std::max<std::int64_t>(0, t0 - NowMs())));
   auto meters = cluster.Meters();
   const bool all = receiver.WaitFor(total, std::chrono::seconds(300));
   // Late duplicates, if any, would arrive shortly after.
@@ -245,7 +276,8 @@ json::object Herd(const ClusterOptions& o, int nodes) {
   r["all_delivered"] = all && distinct == total;
   r["duplicates"] = duplicates;
   r["lateness"] = late;
-  const double span = static_cast<double>(late["first_to_last_ms"].as_int64()) / 1000.0;
+  const double span =
+      static_cast<double>(late["first_to_last_ms"].as_int64()) / 1000.0;
   r["per_s"] = static_cast<double>(total) / std::max(span, 0.001);
   r["drain_ms"] = last - t0;  // from the first due time to the last delivery
   return r;
@@ -263,7 +295,8 @@ json::object Failover(const ClusterOptions& o) {
   };
   CreateBatches(cluster.node(1), "f", n, 1000, 2, due, receiver.url());
   const std::vector<int> owners = cluster.Owners();
-  std::this_thread::sleep_for(std::chrono::milliseconds(std::max<std::int64_t>(0, t0 + 2000 - NowMs())));
+  std::this_thread::sleep_for(std::chrono::milliseconds(
+      std::max<std::int64_t>(0, t0 + 2000 - NowMs())));
   const std::int64_t kill_ms = NowMs();
   cluster.node(0).Kill();
   const bool all = receiver.WaitFor(n, std::chrono::seconds(60));
@@ -313,7 +346,9 @@ json::object Failover(const ClusterOptions& o) {
   // expected.
   double counted = 0;
   for (int i = 1; i < cluster.size(); ++i) {
-    counted += std::max(0.0, Metric(cluster.node(i).address(), "tickwheel_duplicates_after_recovery_total"));
+    counted +=
+        std::max(0.0, Metric(cluster.node(i).address(),
+                             "tickwheel_duplicates_after_recovery_total"));
   }
   r["duplicates_counted_by_nodes"] = counted;
   r["early"] = LatenessStats(d).at("early");
@@ -330,7 +365,8 @@ json::object Handoff(const ClusterOptions& o) {
   const std::vector<int> owners = cluster.Owners();
   std::vector<std::unique_ptr<server::BlockingHttpClient>> clients;
   for (int i = 0; i < cluster.size(); ++i) {
-    clients.push_back(std::make_unique<server::BlockingHttpClient>(cluster.node(i).address()));
+    clients.push_back(std::make_unique<server::BlockingHttpClient>(
+        cluster.node(i).address()));
   }
   std::set<std::string> handed_off;
   int failed = 0;
@@ -340,14 +376,16 @@ json::object Handoff(const ClusterOptions& o) {
     const int via = i % 2 == 0 ? (owner + 1) % cluster.size() : owner;
     if (via != owner) handed_off.insert(id);
     if (clients[static_cast<std::size_t>(via)]
-            ->Call("POST", "/v1/timers", Timer(id, NowMs() + 200, receiver.url()))
+            ->Call("POST", "/v1/timers",
+                   Timer(id, NowMs() + 200, receiver.url()))
             .status != 201) {
       ++failed;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  const bool all = receiver.WaitFor(static_cast<std::size_t>(o.handoff_timers - failed),
-                                    std::chrono::seconds(30));
+  const bool all =
+      receiver.WaitFor(static_cast<std::size_t>(o.handoff_timers - failed),
+                       std::chrono::seconds(30));
   std::vector<Delivery> remote, local;
   for (const Delivery& d : receiver.deliveries()) {
     (handed_off.count(d.id) ? remote : local).push_back(d);
