@@ -183,6 +183,11 @@ def render_cluster(r):
             extra = (f"; creates per PostgreSQL transaction (group commit): 1 node "
                      f"{one[key]['creates_per_transaction']:.1f}, 3 nodes "
                      f"{three[key]['creates_per_transaction']:.1f}, peer 1")
+        if "deliveries_per_transaction" in one[key]:
+            extra = (f"; deliveries per PostgreSQL transaction (claims and outcomes): 1 node "
+                     f"{one[key]['deliveries_per_transaction']:.1f}, 3 nodes "
+                     f"{three[key]['deliveries_per_transaction']:.1f}, peer 25 (claims and "
+                     "outcomes of 50)")
         out.append(f"- {name}: 1 node {cpu(one[key])}; 3 nodes {cpu(three[key])}; "
                    f"peer {cpu(pg[key], False)}{extra}")
     f = c["failover"]
