@@ -179,24 +179,27 @@ double CommitsSince(Cluster& cluster, double before) {
   return cluster.Commits() - before;
 }
 
+// Node i's share of `total` spread over `nodes`.
+std::uint64_t ShareOf(std::uint64_t total, int nodes, int i) {
+  const auto n = static_cast<std::uint64_t>(nodes);
+  return total / n + (static_cast<std::uint64_t>(i) < total % n ? 1 : 0);
+}
+
 // Batch creates: 4 connections with one node, 2 per node with three.
 json::object BatchCreates(const ClusterOptions& o, int nodes) {
   Cluster cluster(o, "batch" + std::to_string(nodes), nodes);
   const std::int64_t far = NowMs() + 3'600'000;
-  const std::uint64_t per_node =
-      o.batch_total / static_cast<std::uint64_t>(nodes);
   const int connections = nodes == 1 ? 4 : 2;
   const double commits = cluster.Commits();
   auto meters = cluster.Meters();
   const double seconds = OnEveryNode(cluster, [&](int i) {
     CreateBatches(
-        cluster.node(i), "b" + std::to_string(i) + "-", per_node, 1000,
-        connections, [&](std::uint64_t) { return far; }, kNowhere);
+        cluster.node(i), "b" + std::to_string(i) + "-",
+        ShareOf(o.batch_total, nodes, i), 1000, connections,
+        [&](std::uint64_t) { return far; }, kNowhere);
   });
   json::object r = Cluster::Stop(meters);
-  r["per_s"] =
-      static_cast<double>(per_node * static_cast<std::uint64_t>(nodes)) /
-      seconds;
+  r["per_s"] = static_cast<double>(o.batch_total) / seconds;
   r["connections"] = connections * nodes;
   r["transactions_per_s"] = CommitsSince(cluster, commits) / seconds;
   return r;
@@ -248,16 +251,16 @@ json::object Herd(const ClusterOptions& o, int nodes) {
   WebhookReceiver receiver(1);
   Cluster cluster(o, "herd" + std::to_string(nodes), nodes);
   const std::int64_t t0 = NowMs() + 8000;
-  const std::uint64_t per_node = o.herd / static_cast<std::uint64_t>(nodes);
   OnEveryNode(cluster, [&](int i) {
     CreateBatches(
-        cluster.node(i), "h" + std::to_string(i) + "-", per_node, 10'000, 2,
+        cluster.node(i), "h" + std::to_string(i) + "-",
+        ShareOf(o.herd, nodes, i), 10'000, 2,
         [&](std::uint64_t k) {
           return t0 + static_cast<std::int64_t>(k % 1000);
         },
         receiver.url());
   });
-  const std::uint64_t total = per_node * static_cast<std::uint64_t>(nodes);
+  const std::uint64_t total = o.herd;
   const double commits = cluster.Commits();
   if (NowMs() >= t0)
     std::fprintf(stderr, "  warning: creating the herd took longer than 8 s\n");
