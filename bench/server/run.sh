@@ -4,6 +4,8 @@
 # server_bench against tickwheel serve and PostgreSQL, saves the JSON in
 # bench/server/results/ and rewrites the server-bench region of
 # docs/performance.md. QUICK=1: smaller counts (1M backlog only).
+# CLUSTER_ONLY=1: only the peer and the cluster phases, saved in
+# cluster_bench.json; only the cluster-bench region is rewritten.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -31,8 +33,14 @@ trap cleanup EXIT
   -o "-p $port -k $tmp -c listen_addresses='' -c max_connections=200 -c shared_buffers=256MB" >/dev/null
 conninfo="host=$tmp port=$port user=postgres dbname=postgres"
 
-quick=()
-[ -n "${QUICK:-}" ] && quick=(--quick)
+args=()
+[ -n "${QUICK:-}" ] && args+=(--quick)
+out=bench/server/results/server_bench.json
+if [ -n "${CLUSTER_ONLY:-}" ]; then
+  args+=(--only-cluster)
+  out=bench/server/results/cluster_bench.json
+fi
 mkdir -p bench/server/results
-"$bench" --binary "$BUILD/tickwheel" --pg "$conninfo" "${quick[@]}" > bench/server/results/server_bench.json
-/usr/bin/python3 bench/server/report.py bench/server/results/server_bench.json docs/performance.md
+"$bench" --binary "$BUILD/tickwheel" --pg "$conninfo" "${args[@]}" > "$out.tmp"
+mv "$out.tmp" "$out"
+/usr/bin/python3 bench/server/report.py "$out" docs/performance.md

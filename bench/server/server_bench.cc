@@ -15,9 +15,10 @@
 //   lateness        20,000 timers spread over 10 s (2,000/s): received - due
 //   backlog         N pending far in the future: server RSS; kill -9,
 //                   restart, time to the first overdue delivery
-#include <sys/resource.h>
-#include <unistd.h>
-
+//   cluster         tickwheel serve --postgres on the same PostgreSQL, 1
+//                   and 3 nodes: creates, herd, failover, hand-off
+//                   (cluster_phases.h); --only-cluster runs just these and
+//                   the peer's
 #include <algorithm>
 #include <boost/json.hpp>
 #include <chrono>
@@ -29,7 +30,9 @@
 #include <thread>
 #include <vector>
 
+#include "bench_util.h"
 #include "cli/blocking_http_client.h"
+#include "cluster_phases.h"
 #include "load_client.h"
 #include "pg_peer.h"
 #include "support/server_process.h"
@@ -45,44 +48,6 @@ using testing::ServerProcess;
 using testing::TempDir;
 using testing::WebhookReceiver;
 
-std::int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-double SelfCpuSeconds() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
-}
-
-double ProcCpuSeconds(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  std::getline(in, line);
-  const std::size_t close = line.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream rest(line.substr(close + 2));
-  std::string field;
-  double utime = 0, stime = 0;
-  for (int i = 3; i <= 15 && rest >> field; ++i) {
-    if (i == 14) utime = std::stod(field);
-    if (i == 15) stime = std::stod(field);
-  }
-  return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
-// Busy CPU seconds of the whole machine (all processes, all cores).
-double MachineBusySeconds() {
-  std::ifstream in("/proc/stat");
-  std::string cpu;
-  double user, nice, system, idle, iowait, irq, softirq, steal;
-  in >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal;
-  return (user + nice + system + irq + softirq + steal) / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
 std::size_t RssBytes(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   std::string line;
@@ -90,92 +55,6 @@ std::size_t RssBytes(pid_t pid) {
     if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
   }
   return 0;
-}
-
-double LoadAverage() {
-  double l = 0;
-  std::ifstream("/proc/loadavg") >> l;
-  return l;
-}
-
-// CPU used during a phase, in % of one core.
-class CpuMeter {
- public:
-  explicit CpuMeter(pid_t server = 0)
-      : server_(server),
-        start_(std::chrono::steady_clock::now()),
-        self_(SelfCpuSeconds()),
-        machine_(MachineBusySeconds()),
-        server_cpu_(server ? ProcCpuSeconds(server) : 0) {}
-  json::object Stop() const {
-    const double wall =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    json::object o;
-    o["bench_cpu_pct"] = 100 * (SelfCpuSeconds() - self_) / wall;
-    o["machine_cpu_pct"] = 100 * (MachineBusySeconds() - machine_) / wall;
-    if (server_) o["server_cpu_pct"] = 100 * (ProcCpuSeconds(server_) - server_cpu_) / wall;
-    return o;
-  }
-
- private:
-  pid_t server_;
-  std::chrono::steady_clock::time_point start_;
-  double self_, machine_, server_cpu_;
-};
-
-std::string Timer(const std::string& id, std::int64_t fire_at_ms, const std::string& url) {
-  return "{\"id\":\"" + id + "\",\"fire_at_ms\":" + std::to_string(fire_at_ms) +
-         ",\"target\":{\"url\":\"" + url + "\"},\"payload\":{\"n\":1}}";
-}
-
-std::string Batch(const std::string& prefix, std::uint64_t from, std::uint64_t n,
-                  const std::function<std::int64_t(std::uint64_t)>& fire_at, const std::string& url) {
-  std::string body = "{\"timers\":[";
-  body.reserve(n * 110);
-  for (std::uint64_t i = from; i < from + n; ++i) {
-    if (i > from) body += ',';
-    body += Timer(prefix + std::to_string(i), fire_at(i), url);
-  }
-  return body + "]}";
-}
-
-// Creates `n` timers through the batch API; returns timers/s.
-double CreateBatches(const ServerProcess& server, const std::string& prefix, std::uint64_t n,
-                     std::uint64_t per_batch, int connections,
-                     const std::function<std::int64_t(std::uint64_t)>& fire_at,
-                     const std::string& url) {
-  const std::uint64_t batches = (n + per_batch - 1) / per_batch;
-  LoadResult r = RunLoad("127.0.0.1", server.port(), connections, batches, std::chrono::hours(1),
-                         "/v1/timers:batch",
-                         [&](std::uint64_t b) {
-                           return Batch(prefix, b * per_batch, std::min(per_batch, n - b * per_batch),
-                                        fire_at, url);
-                         },
-                         201);
-  if (r.failed) std::fprintf(stderr, "  %llu batches failed\n", static_cast<unsigned long long>(r.failed));
-  return static_cast<double>(r.ok * per_batch) / r.seconds;
-}
-
-json::object LatenessStats(std::vector<Delivery> d) {
-  std::vector<std::int64_t> late;
-  std::int64_t first = INT64_MAX, last = INT64_MIN, early = 0;
-  for (const Delivery& x : d) {
-    late.push_back(x.received_ms - x.fire_at_ms);
-    if (x.received_ms < x.fire_at_ms) ++early;
-    first = std::min(first, x.received_ms);
-    last = std::max(last, x.received_ms);
-  }
-  std::sort(late.begin(), late.end());
-  json::object o;
-  o["count"] = late.size();
-  o["early"] = early;
-  if (!late.empty()) {
-    o["p50_ms"] = late[late.size() / 2];
-    o["p99_ms"] = late[late.size() * 99 / 100];
-    o["max_ms"] = late.back();
-    o["first_to_last_ms"] = last - first;
-  }
-  return o;
 }
 
 bool WaitCount(WebhookReceiver& receiver, std::size_t n, int seconds) {
@@ -482,8 +361,32 @@ json::object PgDeliveries(PgPeer& pg, std::uint64_t n, std::int64_t lead_ms,
   if (herd) {
     const double span = static_cast<double>(late["first_to_last_ms"].as_int64()) / 1000.0;
     r["per_s"] = static_cast<double>(n) / std::max(span, 0.001);
+    std::int64_t last = 0;
+    for (const Delivery& d : receiver.deliveries()) last = std::max(last, d.received_ms);
+    r["drain_ms"] = last - t0;  // from the first due time to the last delivery
   }
   return r;
+}
+
+// The PostgreSQL + SKIP LOCKED peer's phases, into out["postgres"].
+bool RunPeer(const Options& o, boost::json::object& out) {
+  PgPeer pg(o.pg);
+  std::string error;
+  if (!pg.Reset(&error)) {
+    std::fprintf(stderr, "postgres: %s\n", error.c_str());
+    return false;
+  }
+  boost::json::object p;
+  std::fprintf(stderr, "postgres: batch inserts\n");
+  p["batch_creates"] = PgBatchCreates(o, pg);
+  std::fprintf(stderr, "postgres: single inserts\n");
+  p["single_creates"] = PgSingleCreates(o, pg);
+  std::fprintf(stderr, "postgres: herd\n");
+  p["herd"] = PgDeliveries(pg, o.herd, 8000, [](std::int64_t t0, std::uint64_t i) { return t0 + static_cast<std::int64_t>(i % 1000); }, true);
+  std::fprintf(stderr, "postgres: lateness\n");
+  p["lateness"] = PgDeliveries(pg, 20'000, 3000, [](std::int64_t t0, std::uint64_t i) { return t0 + static_cast<std::int64_t>(i / 2); }, false);
+  out["postgres"] = std::move(p);
+  return true;
 }
 
 }  // namespace
@@ -493,9 +396,12 @@ int main(int argc, char** argv) {
   using namespace tickwheel::bench;
   Options o;
   bool only_security = false;  // just the herd_security phase (for a quick look)
+  bool only_cluster = false;   // the peer and the cluster phases (cluster_phases.h)
+  ClusterOptions cluster;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--only-security") only_security = true;
+    else if (a == "--only-cluster") only_cluster = true;
     else if (a == "--binary" && i + 1 < argc) o.binary = argv[++i];
     else if (a == "--pg" && i + 1 < argc) o.pg = argv[++i];
     else if (a == "--quick") {
@@ -504,19 +410,40 @@ int main(int argc, char** argv) {
       o.backlogs = {1'000'000};
       o.single_seconds = 5;
       o.security_rounds = 1;
+      cluster = QuickClusterOptions(cluster);
     } else {
       std::fprintf(stderr, "usage: server_bench --binary build/tickwheel [--pg CONNINFO] [--quick] "
-                           "[--only-security]\n");
+                           "[--only-security | --only-cluster]\n");
       return 2;
     }
   }
   if (o.binary.empty()) o.binary = TICKWHEEL_BINARY;
+  cluster.binary = o.binary;
+  cluster.pg = o.pg;
+  cluster.batch_total = o.batch_total;  // the peer's sizes, for ratios
+  cluster.herd = o.herd;
+  cluster.single_seconds = o.single_seconds;
   if (only_security) {
     TempDir dir;
     boost::json::object out;
     out["load_average_start"] = LoadAverage();
     out["herd_size"] = o.herd;
     out["herd_security"] = TickwheelHerdSecurity(o, dir);
+    out["load_average_end"] = LoadAverage();
+    std::printf("%s\n", boost::json::serialize(out).c_str());
+    return 0;
+  }
+  if (only_cluster) {
+    if (o.pg.empty()) {
+      std::fprintf(stderr, "--only-cluster needs --pg\n");
+      return 2;
+    }
+    boost::json::object out;
+    out["load_average_start"] = LoadAverage();
+    out["herd_size"] = o.herd;
+    out["batch_total"] = o.batch_total;
+    if (!RunPeer(o, out)) return 1;
+    out["cluster"] = RunClusterPhases(cluster);
     out["load_average_end"] = LoadAverage();
     std::printf("%s\n", boost::json::serialize(out).c_str());
     return 0;
@@ -544,22 +471,8 @@ int main(int argc, char** argv) {
   tw["backlog"] = std::move(backlogs);
   out["tickwheel"] = std::move(tw);
   if (!o.pg.empty()) {
-    PgPeer pg(o.pg);
-    std::string error;
-    if (!pg.Reset(&error)) {
-      std::fprintf(stderr, "postgres: %s\n", error.c_str());
-      return 1;
-    }
-    boost::json::object p;
-    std::fprintf(stderr, "postgres: batch inserts\n");
-    p["batch_creates"] = PgBatchCreates(o, pg);
-    std::fprintf(stderr, "postgres: single inserts\n");
-    p["single_creates"] = PgSingleCreates(o, pg);
-    std::fprintf(stderr, "postgres: herd\n");
-    p["herd"] = PgDeliveries(pg, o.herd, 8000, [](std::int64_t t0, std::uint64_t i) { return t0 + static_cast<std::int64_t>(i % 1000); }, true);
-    std::fprintf(stderr, "postgres: lateness\n");
-    p["lateness"] = PgDeliveries(pg, 20'000, 3000, [](std::int64_t t0, std::uint64_t i) { return t0 + static_cast<std::int64_t>(i / 2); }, false);
-    out["postgres"] = std::move(p);
+    if (!RunPeer(o, out)) return 1;
+    out["cluster"] = RunClusterPhases(cluster);
   }
   out["load_average_end"] = LoadAverage();
   std::printf("%s\n", boost::json::serialize(out).c_str());
