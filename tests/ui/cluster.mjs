@@ -20,7 +20,7 @@ await steps([
     await page.getByRole('link', { name: 'Cluster', exact: true }).click();
     await page.getByRole('heading', { name: 'Nodes', exact: true }).waitFor();
     await page.getByRole('cell', { name: new RegExp(`${node}\\s*this node`) }).waitFor();
-    await page.getByRole('cell', { name: '16' }).waitFor(); // it owns all 16 shards
+    await page.getByRole('cell', { name: '16', exact: true }).waitFor(); // it owns all 16 shards
     assert.equal(await page.locator('.shards .shard').count(), 16);
     assert.equal(await page.locator('.shards .shard.free').count(), 0);
     const c = (await call('GET', '/v1/cluster')).body;
