@@ -4,6 +4,8 @@
 # server_bench against tickwheel serve and PostgreSQL, saves the JSON in
 # bench/server/results/ and rewrites the server-bench region of
 # docs/performance.md. QUICK=1: smaller counts (1M backlog only).
+# ONLY=creates: just the create phases (create_phases.h), into
+# bench/server/results/creates.json and the create-bench region.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -34,5 +36,11 @@ conninfo="host=$tmp port=$port user=postgres dbname=postgres"
 quick=()
 [ -n "${QUICK:-}" ] && quick=(--quick)
 mkdir -p bench/server/results
+if [ "${ONLY:-}" = creates ]; then
+  "$bench" --binary "$BUILD/tickwheel" --pg "$conninfo" "${quick[@]}" --only-creates \
+    > bench/server/results/creates.json
+  /usr/bin/python3 bench/server/create_report.py bench/server/results/creates.json docs/performance.md
+  exit 0
+fi
 "$bench" --binary "$BUILD/tickwheel" --pg "$conninfo" "${quick[@]}" > bench/server/results/server_bench.json
 /usr/bin/python3 bench/server/report.py bench/server/results/server_bench.json docs/performance.md

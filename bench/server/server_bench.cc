@@ -15,6 +15,8 @@
 //   lateness        20,000 timers spread over 10 s (2,000/s): received - due
 //   backlog         N pending far in the future: server RSS; kill -9,
 //                   restart, time to the first overdue delivery
+//   creates         single creates at 1/8/64 clients and batch creates
+//                   beside bare RocksDB and PostgreSQL (create_phases.h)
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -30,6 +32,7 @@
 #include <vector>
 
 #include "cli/blocking_http_client.h"
+#include "create_phases.h"
 #include "load_client.h"
 #include "pg_peer.h"
 #include "support/server_process.h"
@@ -493,9 +496,18 @@ int main(int argc, char** argv) {
   using namespace tickwheel::bench;
   Options o;
   bool only_security = false;  // just the herd_security phase (for a quick look)
+  bool only_creates = false;   // just the create phases (create_phases.h)
+  CreatePhaseOptions creates;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--only-security") only_security = true;
+    else if (a == "--only-creates") only_creates = true;
+    else if (a == "--creates-system" && i + 1 < argc) creates.only_systems.push_back(argv[++i]);
+    else if (a == "--creates-clients" && i + 1 < argc) creates.clients = {std::atoi(argv[++i])};
+    else if (a == "--creates-seconds" && i + 1 < argc) creates.seconds = std::atof(argv[++i]);
+    else if (a == "--creates-rounds" && i + 1 < argc) creates.rounds = std::atoi(argv[++i]);
+    else if (a == "--no-batches") creates.batches = false;
+    else if (a == "--only-batches") creates.clients.clear();
     else if (a == "--binary" && i + 1 < argc) o.binary = argv[++i];
     else if (a == "--pg" && i + 1 < argc) o.pg = argv[++i];
     else if (a == "--quick") {
@@ -504,13 +516,28 @@ int main(int argc, char** argv) {
       o.backlogs = {1'000'000};
       o.single_seconds = 5;
       o.security_rounds = 1;
+      creates.seconds = 2;
+      creates.rounds = 1;
+      creates.batch_total = 100'000;
     } else {
       std::fprintf(stderr, "usage: server_bench --binary build/tickwheel [--pg CONNINFO] [--quick] "
-                           "[--only-security]\n");
+                           "[--only-security | --only-creates [--creates-system S]... "
+                           "[--creates-clients N] [--creates-seconds S] [--creates-rounds N] "
+                           "[--no-batches | --only-batches]]\n");
       return 2;
     }
   }
   if (o.binary.empty()) o.binary = TICKWHEEL_BINARY;
+  creates.binary = o.binary;
+  creates.pg = o.pg;
+  if (only_creates) {
+    TempDir dir;
+    creates.data_dir = dir.path();
+    boost::json::object out;
+    out["creates"] = RunCreatePhases(creates);
+    std::printf("%s\n", boost::json::serialize(out).c_str());
+    return 0;
+  }
   if (only_security) {
     TempDir dir;
     boost::json::object out;
@@ -543,6 +570,8 @@ int main(int argc, char** argv) {
   }
   tw["backlog"] = std::move(backlogs);
   out["tickwheel"] = std::move(tw);
+  creates.data_dir = dir.path() + "/creates";
+  out["creates"] = RunCreatePhases(creates);
   if (!o.pg.empty()) {
     PgPeer pg(o.pg);
     std::string error;
