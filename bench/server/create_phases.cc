@@ -106,14 +106,15 @@ float MicrosSince(Clock::time_point t) {
 
 // --- fdatasync on the data directory's filesystem ---
 
-// The time of one 4 KiB write + fdatasync, two ways: appended to a growing
-// file (the sync also writes the file's new size: what a fresh WAL costs)
-// and overwriting a preallocated, already synced file (data only: what a
-// recycled or preallocated WAL costs, the floor). Median of `n` each.
+// The time of one 512-byte write (about one create's WAL record) +
+// fdatasync, two ways: appended to a growing file (the sync also writes the
+// file's new size: what a fresh WAL costs) and overwriting a preallocated,
+// already synced file (data only: what a recycled WAL would cost, the
+// floor). Median of `n` each.
 json::object MeasureFdatasync(const std::string& dir, int n) {
   std::filesystem::create_directories(dir);
   const std::string path = dir + "/fdatasync_probe";
-  std::vector<char> block(4096, 'x');
+  std::vector<char> block(512, 'x');
   auto probe = [&](bool preallocated) {
     ::unlink(path.c_str());
     const int fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
@@ -505,7 +506,11 @@ json::object RunCreatePhases(const CreatePhaseOptions& o) {
       const int clients = o.clients[ci];
       // The disk's fdatasync time drifts with the machine's other work:
       // measured again next to every 1-client run, which it is the floor of.
-      if (clients == 1) fsyncs.push_back(MeasureFdatasync(o.data_dir, 200));
+      json::object near_fsync;
+      if (clients == 1) {
+        near_fsync = MeasureFdatasync(o.data_dir, 200);
+        fsyncs.push_back(near_fsync);
+      }
       for (std::size_t s = 0; s < systems.size(); ++s) {
         const std::string& system = systems[(s + static_cast<std::size_t>(round)) % systems.size()];
         std::fprintf(stderr, "creates: %s, %d client(s) (round %d of %d)\n", system.c_str(),
@@ -515,6 +520,7 @@ json::object RunCreatePhases(const CreatePhaseOptions& o) {
                          : system == "rocksdb" ? RocksDbSingles(o, data, clients)
                                                : PgSingles(o, clients);
         r["load_average"] = LoadAverage();
+        if (clients == 1) r["fdatasync"] = near_fsync;
         auto& per_system = runs[system];
         per_system.resize(o.clients.size());
         per_system[ci].push_back(std::move(r));
@@ -551,6 +557,17 @@ json::object RunCreatePhases(const CreatePhaseOptions& o) {
         m[key] = median_of(key);
       }
       if (system == "tickwheel") m["creates_per_fsync"] = median_of("creates_per_fsync");
+      if (o.clients[ci] == 1) {
+        // p50 over the fdatasync measured just before it, round by round.
+        std::vector<double> over, append;
+        for (const json::object& r : rs) {
+          const double p50 = r.at("p50_us").to_number<double>();
+          over.push_back(p50 / r.at("fdatasync").at("overwrite_us").as_double());
+          append.push_back(p50 / r.at("fdatasync").at("append_us").as_double());
+        }
+        m["p50_vs_fdatasync_overwrite"] = Median(over);
+        m["p50_vs_fdatasync_append"] = Median(append);
+      }
       std::vector<double> rate_ratio, p50_ratio;
       json::array rates;
       for (std::size_t i = 0; i < rs.size(); ++i) {

@@ -39,10 +39,13 @@ def render(c):
         f"Measured {time.strftime('%Y-%m-%d')}, load average {c['load_average_start']:.1f} at the "
         f"start and {c['load_average_end']:.1f} at the end; {c['rounds']} round(s), each running "
         f"every system at every concurrency for {c['seconds']:.0f} s in a rotated order on a fresh "
-        "store; figures are the median round, ratios are taken round by round. One 4 KiB write + "
-        f"`fdatasync` on the data directory's filesystem: **{ms(f['overwrite_us'])}** overwriting a "
-        f"preallocated file (data only), {ms(f['append_us'])} appending (the file's size is synced "
-        "too). CPU per create is the CPU of the system under test only (the tickwheel process, the "
+        "store; figures are the median round, ratios are taken round by round. One 512-byte write + "
+        "`fdatasync` on the data directory's filesystem (median over the run): "
+        f"**{ms(f['overwrite_us'])}** overwriting a preallocated file (data only), "
+        f"{ms(f['append_us'])} appending (the file's size is synced too); every measurement "
+        "(data only / appending): "
+        + ", ".join(f"{ms(x['overwrite_us'])} / {ms(x['append_us'])}" for x in f["rounds"]) +
+        ". CPU per create is the CPU of the system under test only (the tickwheel process, the "
         "bench process running RocksDB, every postgres process), not the client's.")
     out.append("")
     out.append("| system | clients | creates/s | p50 | p99 | vs RocksDB (rate, p50) | CPU per create | "
@@ -77,9 +80,17 @@ def render(c):
         out.append(f"- {text}: **{'met' if ok else 'not met'}**")
 
     if 1 in tw:
-        ratio = tw[1]["p50_us"] / f["overwrite_us"]
-        goal(f"p50 at 1 client within 1.5x of one fdatasync: {ms(tw[1]['p50_us'])} = {ratio:.2f}x "
-             f"(against the appending fdatasync: {tw[1]['p50_us'] / f['append_us']:.2f}x)", ratio <= 1.5)
+        # Against the fastest fdatasync of the run (the disk's quiet mode):
+        # the strict reading; the one measured next to each 1-client run
+        # may have caught the disk in its slow mode.
+        fastest = min(x["overwrite_us"] for x in f["rounds"])
+        ratio = tw[1]["p50_us"] / fastest
+        goal(f"p50 at 1 client within 1.5x of one fdatasync: {ms(tw[1]['p50_us'])}, {ratio:.2f}x the "
+             f"fastest data-only fdatasync of the run ({ms(fastest)}); against the fdatasync measured "
+             f"just before each 1-client run (round by round, median) "
+             f"{tw[1]['p50_vs_fdatasync_overwrite']:.2f}x data-only, "
+             f"{tw[1]['p50_vs_fdatasync_append']:.2f}x appending; the bare RocksDB write's p50 in the "
+             f"same rounds: {tw[1]['p50_vs_rocksdb']:.2f}x", ratio <= 1.5)
     if 8 in tw:
         goal(f"8 clients ≥ 20 k/s: {rate(tw[8]['per_s'])}", tw[8]["per_s"] >= 20e3)
     if 64 in tw:
