@@ -206,9 +206,9 @@ class RocksDbTimerStore final : public TimerStore {
     LoadCounts();
     // One writer thread: RocksDB writes its log one group at a time, and
     // more writers only added wake-ups (options.writer_threads is the
-    // PostgreSQL store's). A lone HTTP write runs on its caller.
+    // PostgreSQL store's). A lone HTTP write may run on its caller.
     writer_ = std::make_unique<GroupWriter>(
-        1, GroupWriter::Limits{.run_on_caller = true},
+        1, GroupWriter::Limits{.run_on_caller = options.lone_writes_on_caller},
         [this](std::vector<QueuedWrite>& group) { WriteGroup(group); });
   }
 
