@@ -5,6 +5,7 @@ from CLUSTER_ONLY=1) into docs/performance.md: the server-bench region
 the results have the embedded server's figures, the cluster-bench region
 when they have the cluster's."""
 import json
+import os
 import platform
 import subprocess
 import sys
@@ -247,6 +248,10 @@ def main():
         doc = replace_region(doc, CLUSTER_BEGIN, CLUSTER_END, region)
         print(region)
     open(doc_path, "w").write(doc)
+    if "creates" in results:  # its own region: bench/server/create_report.py
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import create_report
+        print(create_report.update(doc_path, results["creates"]))
 
 
 if __name__ == "__main__":

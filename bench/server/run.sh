@@ -6,6 +6,8 @@
 # docs/performance.md. QUICK=1: smaller counts (1M backlog only).
 # CLUSTER_ONLY=1: only the peer and the cluster phases, saved in
 # cluster_bench.json; only the cluster-bench region is rewritten.
+# ONLY=creates: just the create phases (create_phases.h), into
+# bench/server/results/creates.json and the create-bench region.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -41,6 +43,12 @@ if [ -n "${CLUSTER_ONLY:-}" ]; then
   out=bench/server/results/cluster_bench.json
 fi
 mkdir -p bench/server/results
+if [ "${ONLY:-}" = creates ]; then
+  "$bench" --binary "$BUILD/tickwheel" --pg "$conninfo" "${args[@]}" --only-creates \
+    > bench/server/results/creates.json
+  /usr/bin/python3 bench/server/create_report.py bench/server/results/creates.json docs/performance.md
+  exit 0
+fi
 "$bench" --binary "$BUILD/tickwheel" --pg "$conninfo" "${args[@]}" > "$out.tmp"
 mv "$out.tmp" "$out"
 /usr/bin/python3 bench/server/report.py "$out" docs/performance.md

@@ -19,6 +19,8 @@
 //                   and 3 nodes: creates, herd, failover, hand-off
 //                   (cluster_phases.h); --only-cluster runs just these and
 //                   the peer's
+//   creates         single creates at 1/8/64 clients and batch creates
+//                   beside bare RocksDB and PostgreSQL (create_phases.h)
 #include <algorithm>
 #include <boost/json.hpp>
 #include <chrono>
@@ -33,6 +35,7 @@
 #include "bench_util.h"
 #include "cli/blocking_http_client.h"
 #include "cluster_phases.h"
+#include "create_phases.h"
 #include "load_client.h"
 #include "pg_peer.h"
 #include "support/server_process.h"
@@ -397,11 +400,20 @@ int main(int argc, char** argv) {
   Options o;
   bool only_security = false;  // just the herd_security phase (for a quick look)
   bool only_cluster = false;   // the peer and the cluster phases (cluster_phases.h)
+  bool only_creates = false;   // just the create phases (create_phases.h)
   ClusterOptions cluster;
+  CreatePhaseOptions creates;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--only-security") only_security = true;
     else if (a == "--only-cluster") only_cluster = true;
+    else if (a == "--only-creates") only_creates = true;
+    else if (a == "--creates-system" && i + 1 < argc) creates.only_systems.push_back(argv[++i]);
+    else if (a == "--creates-clients" && i + 1 < argc) creates.clients = {std::atoi(argv[++i])};
+    else if (a == "--creates-seconds" && i + 1 < argc) creates.seconds = std::atof(argv[++i]);
+    else if (a == "--creates-rounds" && i + 1 < argc) creates.rounds = std::atoi(argv[++i]);
+    else if (a == "--no-batches") creates.batches = false;
+    else if (a == "--only-batches") creates.clients.clear();
     else if (a == "--binary" && i + 1 < argc) o.binary = argv[++i];
     else if (a == "--pg" && i + 1 < argc) o.pg = argv[++i];
     else if (a == "--quick") {
@@ -411,9 +423,14 @@ int main(int argc, char** argv) {
       o.single_seconds = 5;
       o.security_rounds = 1;
       cluster = QuickClusterOptions(cluster);
+      creates.seconds = 2;
+      creates.rounds = 1;
+      creates.batch_total = 100'000;
     } else {
       std::fprintf(stderr, "usage: server_bench --binary build/tickwheel [--pg CONNINFO] [--quick] "
-                           "[--only-security | --only-cluster]\n");
+                           "[--only-security | --only-cluster | --only-creates [--creates-system S]... "
+                           "[--creates-clients N] [--creates-seconds S] [--creates-rounds N] "
+                           "[--no-batches | --only-batches]]\n");
       return 2;
     }
   }
@@ -423,6 +440,16 @@ int main(int argc, char** argv) {
   cluster.batch_total = o.batch_total;  // the peer's sizes, for ratios
   cluster.herd = o.herd;
   cluster.single_seconds = o.single_seconds;
+  creates.binary = o.binary;
+  creates.pg = o.pg;
+  if (only_creates) {
+    TempDir dir;
+    creates.data_dir = dir.path();
+    boost::json::object out;
+    out["creates"] = RunCreatePhases(creates);
+    std::printf("%s\n", boost::json::serialize(out).c_str());
+    return 0;
+  }
   if (only_security) {
     TempDir dir;
     boost::json::object out;
@@ -470,6 +497,8 @@ int main(int argc, char** argv) {
   }
   tw["backlog"] = std::move(backlogs);
   out["tickwheel"] = std::move(tw);
+  creates.data_dir = dir.path() + "/creates";
+  out["creates"] = RunCreatePhases(creates);
   if (!o.pg.empty()) {
     if (!RunPeer(o, out)) return 1;
     out["cluster"] = RunClusterPhases(cluster);

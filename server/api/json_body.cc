@@ -35,9 +35,15 @@ class BoundedResource final : public json::memory_resource {
 
 void AppendCanonical(const json::value& v, std::string& out) {
   if (!v.is_object()) {
-    if (!v.is_array()) {
-      out += json::serialize(v);
-      return;
+    switch (v.kind()) {
+      case json::kind::string: AppendJsonString(out, v.get_string()); return;
+      case json::kind::int64: out += std::to_string(v.get_int64()); return;
+      case json::kind::uint64: out += std::to_string(v.get_uint64()); return;
+      case json::kind::bool_: out += v.get_bool() ? "true" : "false"; return;
+      case json::kind::null: out += "null"; return;
+      case json::kind::double_: out += json::serialize(v); return;
+      case json::kind::array: break;
+      case json::kind::object: break;
     }
     out += '[';
     bool first = true;
@@ -58,7 +64,7 @@ void AppendCanonical(const json::value& v, std::string& out) {
   out += '{';
   for (std::size_t i = 0; i < members.size(); ++i) {
     if (i) out += ',';
-    out += json::serialize(json::string_view(members[i]->key()));
+    AppendJsonString(out, members[i]->key());
     out += ':';
     AppendCanonical(members[i]->value(), out);
   }
@@ -93,8 +99,23 @@ Result<json::value> ParseJsonBody(std::string_view body) {
   return v;
 }
 
+void AppendJsonString(std::string& out, std::string_view text) {
+  // boost::json escapes '"', '\\' and the control characters, nothing else.
+  const bool plain = std::none_of(text.begin(), text.end(), [](char c) {
+    return c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20;
+  });
+  if (!plain) {
+    out += json::serialize(json::string_view(text.data(), text.size()));
+    return;
+  }
+  out += '"';
+  out += text;
+  out += '"';
+}
+
 std::string CanonicalJson(const json::value& v) {
   std::string out;
+  out.reserve(256);
   AppendCanonical(v, out);
   return out;
 }

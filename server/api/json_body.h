@@ -23,7 +23,14 @@ inline constexpr std::size_t kJsonMemoryPerBodyByte = 6;
 Result<boost::json::value> ParseJsonBody(std::string_view body);
 
 // `v` serialized with every object's keys sorted (recursively), no spaces.
+// Byte for byte what boost::json::serialize writes for each scalar (stored
+// digests depend on it), without a string allocated per key and value.
 std::string CanonicalJson(const boost::json::value& v);
+
+// Appends `text` as a JSON string, escaped exactly as boost::json::serialize
+// escapes it; without allocating when nothing needs escaping (the usual
+// case).
+void AppendJsonString(std::string& out, std::string_view text);
 
 }  // namespace tickwheel::server
 

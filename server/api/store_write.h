@@ -12,7 +12,8 @@
 namespace tickwheel::server {
 
 // Submits `mutation` over `ids` and resumes the awaiting coroutine, on its
-// own executor, with the write's status once it is written. A plain
+// own executor (never inside Submit), with the write's status once it is
+// written. A plain
 // function, not a coroutine: GCC 12 mishandles lambdas passed by value to
 // coroutines.
 //
@@ -29,7 +30,11 @@ auto StoreWrite(TimerStore& store, std::vector<std::string> ids, Mutation mutati
         store.Submit(
             std::move(ids), std::move(mutation),
             [h, executor](const Status& s) {
-              boost::asio::post(executor, [h, s]() mutable { std::move(*h)(s); });
+              // defer, not post: when the write ran on this HTTP thread
+              // (WriteOptions::may_run_on_caller) the coroutine resumes on
+              // it without waking another thread; from a writer thread it
+              // is a post.
+              boost::asio::defer(executor, [h, s]() mutable { std::move(*h)(s); });
             },
             options);
       },

@@ -59,7 +59,10 @@ asio::awaitable<Status> CheckTargets(const TargetCheck& check,
   if (check.policy == nullptr) co_return Status::Ok();
   // host:port -> the index of the first spec with it.
   std::map<std::pair<std::string, std::string>, std::size_t> hosts;
+  std::string_view previous;  // a batch's timers mostly share their target
   for (std::size_t i = 0; i < specs.size(); ++i) {
+    if (i > 0 && specs[i]->target == previous) continue;
+    previous = specs[i]->target;
     if (IsNatsTarget(specs[i]->target)) continue;
     Result<HttpUrl> url = ParseHttpUrl(specs[i]->target);
     if (!url.ok()) continue;  // parsed before; cannot happen

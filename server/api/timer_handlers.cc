@@ -15,7 +15,9 @@ namespace asio = boost::asio;
 
 namespace {
 
-constexpr WriteOptions kDurable{.sync = true};
+// The handler's coroutine only resumes on its executor when the write is
+// done (StoreWrite posts it), so the HTTP thread may write it itself.
+constexpr WriteOptions kDurable{.sync = true, .may_run_on_caller = true};
 
 Status IdConflict(const std::string& id, const std::string& field, const char* nothing_stored) {
   return Status::Conflict("id_conflict",

@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 
+#include "api/json_body.h"
 #include "common/utf8.h"
 #include "timer/target.h"
 
@@ -11,7 +12,11 @@ namespace json = boost::json;
 
 namespace {
 
-std::string Quoted(std::string_view text) { return json::serialize(json::string_view(text)); }
+std::string Quoted(std::string_view text) {
+  std::string out;
+  AppendJsonString(out, text);
+  return out;
+}
 
 }  // namespace
 
@@ -81,12 +86,17 @@ std::string TimerJson(const TimerRecord& r, bool show_header_values) {
 
 std::string BatchJson(const std::vector<TimerRecord>& records, const std::vector<char>& created) {
   std::string out = "{\"timers\":[";
+  out.reserve(records.size() * 80);
   for (std::size_t i = 0; i < records.size(); ++i) {
     const TimerRecord& r = records[i];
     if (i) out += ',';
-    out += "{\"id\":" + Quoted(r.id) + ",\"state\":\"" + std::string(StateName(r.state)) +
-           "\",\"fire_at_ms\":" + std::to_string(r.fire_at_ms) +
-           ",\"created\":" + (created[i] ? "true" : "false") + "}";
+    out += "{\"id\":";
+    AppendJsonString(out, r.id);
+    out += ",\"state\":\"";
+    out += StateName(r.state);
+    out += "\",\"fire_at_ms\":";
+    out += std::to_string(r.fire_at_ms);
+    out += created[i] ? ",\"created\":true}" : ",\"created\":false}";
   }
   return out + "]}";
 }

@@ -160,6 +160,7 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
     if (raw->scheduler_) raw->scheduler_->ReloadShards();
   };
   store_options.notify_horizon_ms = options.scheduler.window.count() * 3 / 2;
+  store_options.lone_writes_on_caller = options.threads >= 2;
   store_options.observer = [&metrics](std::size_t n, bool, std::int64_t ns) {
     metrics.store_writes.fetch_add(1, std::memory_order_relaxed);
     metrics.store_mutations.fetch_add(n, std::memory_order_relaxed);

@@ -16,13 +16,27 @@ GroupWriter::~GroupWriter() { Close(); }
 void GroupWriter::Submit(QueuedWrite write) {
   {
     internal::MutexLock lock(mutex_);
-    if (!closing_) {
+    if (closing_) {
+      lock.Unlock();
+      write.done(Status::Unavailable("the store is closed (the server is shutting down)"));
+      return;
+    }
+    // Only while writes come one at a time (the last group had one): under
+    // concurrent load a blocked HTTP thread delays the requests behind it
+    // and the groups get smaller (measured: 8 clients 10 k/s instead of 12).
+    if (!limits_.run_on_caller || !write.options.may_run_on_caller || !queue_.empty() ||
+        writing_ > 0 || last_group_ > 1) {
       queue_.push_back(std::move(write));
       cv_.Signal();
       return;
     }
+    ++writing_;  // the writer threads queue behind it
   }
-  write.done(Status::Unavailable("the store is closed (the server is shutting down)"));
+  std::vector<QueuedWrite> group;
+  group.push_back(std::move(write));
+  Run(group);
+  internal::MutexLock lock(mutex_);
+  if (--writing_ == 0 && closing_) cv_.SignalAll();  // Close waits for it
 }
 
 void GroupWriter::Close() {
@@ -33,6 +47,8 @@ void GroupWriter::Close() {
   }
   cv_.SignalAll();
   for (auto& t : threads_) t.join();
+  internal::MutexLock lock(mutex_);
+  while (writing_ > 0) cv_.Wait(mutex_);  // a write running on its caller
 }
 
 void GroupWriter::Loop() {
@@ -50,9 +66,13 @@ void GroupWriter::Loop() {
         queue_.pop_front();
       }
       if (!queue_.empty()) cv_.Signal();  // another writer takes the rest
+      ++writing_;
+      last_group_ = group.size();
     }
     Run(group);
     group.clear();
+    internal::MutexLock lock(mutex_);
+    --writing_;
   }
 }
 

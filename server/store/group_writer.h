@@ -25,7 +25,9 @@ struct QueuedWrite {
 };
 
 // Thread safety: Submit and Close from any thread. `write` runs on the
-// writer threads, several at once, on groups that share no timer (striped
+// writer threads (or, with Limits::run_on_caller and a write that allows it,
+// on the submitting thread when nothing else is queued or being written),
+// several at once, on groups that share no timer (striped
 // locks over the ids, taken in order); it must call every write's `done`
 // before it returns, so completions run while the timers are still locked.
 // Cost: per group, one lock of the queue and one lock per distinct stripe.
@@ -36,12 +38,17 @@ class GroupWriter {
   struct Limits {
     std::size_t max_writes = 256;     // mutations per group
     std::size_t max_ids = 20'000;     // ids per group
+    // Honour WriteOptions::may_run_on_caller: a write submitted while no
+    // group is queued or being written, and the writer threads' last group
+    // was a single write (no concurrent load), runs on the caller's thread.
+    bool run_on_caller = false;
   };
 
   GroupWriter(unsigned threads, Limits limits, WriteGroup write);
   ~GroupWriter();  // Close()
 
-  // After Close, calls `done` at once with kUnavailable.
+  // After Close, calls `done` at once with kUnavailable. May run the write
+  // (and `done`) before it returns: see Limits::run_on_caller.
   void Submit(QueuedWrite write);
 
   // Writes what is queued, then stops the threads. Idempotent.
@@ -60,6 +67,8 @@ class GroupWriter {
   internal::CondVar cv_;
   std::deque<QueuedWrite> queue_ TW_GUARDED_BY(mutex_);
   bool closing_ TW_GUARDED_BY(mutex_) = false;
+  std::size_t writing_ TW_GUARDED_BY(mutex_) = 0;  // groups being written
+  std::size_t last_group_ TW_GUARDED_BY(mutex_) = 0;  // writes in the last a writer took
   std::vector<std::thread> threads_;  // only Close, after the start, touches it
 };
 

@@ -4,6 +4,8 @@
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/merge_operator.h>
 #include <rocksdb/options.h>
+#include <rocksdb/perf_level.h>
+#include <rocksdb/slice_transform.h>
 #include <rocksdb/statistics.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
@@ -244,8 +246,11 @@ class RocksDbTimerStore final : public TimerStore {
         resync_(options.resync),
         db_(std::move(db)) {
     LoadCounts();
+    // One writer thread: RocksDB writes its log one group at a time, and
+    // more writers only added wake-ups (options.writer_threads is the
+    // PostgreSQL store's). A lone HTTP write may run on its caller.
     writer_ = std::make_unique<GroupWriter>(
-        options.writer_threads, GroupWriter::Limits{},
+        1, GroupWriter::Limits{.run_on_caller = options.lone_writes_on_caller},
         [this](std::vector<QueuedWrite>& group) { WriteGroup(group); });
   }
 
@@ -486,6 +491,9 @@ class RocksDbTimerStore final : public TimerStore {
   }
 
   void WriteGroup(std::vector<QueuedWrite>& group) {
+    // RocksDB's perf context counts every key comparison per thread
+    // (through __tls_get_addr in a shared library): 5% of a batch's CPU.
+    rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable);
     ReopenIfBroken();
     internal::ReaderLock lock(db_mutex_);
     if (!db_ || broken_.load()) {  // not reopened yet
@@ -581,9 +589,16 @@ Result<std::unique_ptr<TimerStore>> OpenRocksDbTimerStore(const StoreOptions& op
   // Writers on a 2-core machine: block rather than spin while the group
   // leader writes.
   db_options.enable_write_thread_adaptive_yield = false;
-  db_options.allow_concurrent_memtable_write = true;
+  // One writer inserts a group into the memtable, from where the last
+  // insert of the same key kind (record, due index) left off: the group's
+  // keys are mostly close together (a batch's due times and ids). Hints
+  // need non-concurrent memtable writes; with one writer thread there is
+  // nothing to run concurrently.
+  db_options.allow_concurrent_memtable_write = false;
+  db_options.memtable_insert_with_hint_prefix_extractor.reset(rocksdb::NewFixedPrefixTransform(1));
+  // Counters only (the WAL sync count is a metric): no histograms.
   db_options.statistics = rocksdb::CreateDBStatistics();
-  db_options.statistics->set_stats_level(rocksdb::StatsLevel::kExceptTimers);
+  db_options.statistics->set_stats_level(rocksdb::StatsLevel::kExceptHistogramOrTimers);
   rocksdb::BlockBasedTableOptions table;
   table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
   table.block_cache = rocksdb::NewLRUCache(64 << 20);

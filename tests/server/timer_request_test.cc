@@ -61,6 +61,32 @@ TEST(TimerRequestTest, SameBodySameDigestWhateverTheKeyOrder) {
   EXPECT_EQ(hex, "5d991c0bfe7fe64c2052c5f57257151ea6f097d107a95d118c24d5e8ac2b2c28");
 }
 
+TEST(TimerRequestTest, CanonicalScalarsAreWhatBoostJsonSerializes) {
+  // Stored digests were made with boost::json::serialize for every scalar
+  // and key; the allocation-free path must write the same bytes.
+  const std::vector<std::string> strings = {
+      "", "plain", "quote\"d", "back\\slash", "tab\there", "nl\n", std::string("nul\0x", 5),
+      "\x1f unit", "\x7f del", "slash/ok", "caf\xc3\xa9", "\xff not utf-8", "<>&'"};
+  for (const std::string& s : strings) {
+    const json::value v = json::string(s);
+    EXPECT_EQ(CanonicalJson(v), json::serialize(v)) << s;
+    std::string quoted;
+    AppendJsonString(quoted, s);
+    EXPECT_EQ(quoted, json::serialize(v)) << s;
+    json::object o;
+    o[s] = 1;
+    EXPECT_EQ(CanonicalJson(o), json::serialize(o)) << s;
+  }
+  for (const json::value& v :
+       {json::value(0), json::value(-1), json::value(INT64_MIN), json::value(INT64_MAX),
+        json::value(UINT64_MAX), json::value(1.5), json::value(-0.0), json::value(1e300),
+        json::value(true), json::value(false), json::value(nullptr)}) {
+    EXPECT_EQ(CanonicalJson(v), json::serialize(v));
+  }
+  EXPECT_EQ(CanonicalJson(json::parse(R"({"b":[1,"x\"",{"d":null,"c":2.5}],"a":true})")),
+            R"({"a":true,"b":[1,"x\"",{"c":2.5E0,"d":null}]})");  // doubles as boost writes them
+}
+
 TEST(TimerRequestTest, ARepeatedCreateMatchesALegacyRecordByItsContent) {
   Result<TimerSpec> spec = Spec(R"({"id":"a","delay_ms":5,"target":{"url":"http://h/"},
                                     "payload":{"b":1,"a":2},"retry":{"max_attempts":3,"backoff_ms":7}})");
