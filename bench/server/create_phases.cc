@@ -5,7 +5,6 @@
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
 #include <rocksdb/write_batch.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,6 +20,7 @@
 #include <sstream>
 #include <thread>
 
+#include "bench_util.h"
 #include "cli/blocking_http_client.h"
 #include "support/server_process.h"
 
@@ -32,38 +32,6 @@ namespace json = boost::json;
 using tcp = asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
 using testing::ServerProcess;
-
-std::int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-double Seconds(const timeval& t) {
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
-}
-
-double SelfCpuSeconds() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return Seconds(u.ru_utime) + Seconds(u.ru_stime);
-}
-
-double ProcCpuSeconds(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  std::getline(in, line);
-  const std::size_t close = line.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream rest(line.substr(close + 2));
-  std::string field;
-  double utime = 0, stime = 0;
-  for (int i = 3; i <= 15 && rest >> field; ++i) {
-    if (i == 14) utime = std::stod(field);
-    if (i == 15) stime = std::stod(field);
-  }
-  return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
 
 // CPU seconds of every process named postgres (the server and its
 // backends): the peer's own CPU.
@@ -77,12 +45,6 @@ double PostgresCpuSeconds() {
     if (comm.rfind("postgres", 0) == 0) total += ProcCpuSeconds(std::stoi(name));
   }
   return total;
-}
-
-double LoadAverage() {
-  double l = 0;
-  std::ifstream("/proc/loadavg") >> l;
-  return l;
 }
 
 double Median(std::vector<double> x) {

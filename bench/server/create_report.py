@@ -7,11 +7,15 @@ on its own it takes the JSON of `server_bench --only-creates`:
     create_report.py results.json docs/performance.md
 """
 import json
+import os
 import sys
 import time
 
 BEGIN = "<!-- BEGIN create-bench -->"
 END = "<!-- END create-bench -->"
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from report_util import rate, replace_region  # noqa: E402
 
 NAMES = {
     "tickwheel": "tickwheel serve, `POST /v1/timers` (HTTP, JSON, existence check, record + due index)",
@@ -20,12 +24,6 @@ NAMES = {
 }
 
 
-def rate(x):
-    if x >= 1e6:
-        return f"{x / 1e6:.2f} M/s"
-    if x >= 1e3:
-        return f"{x / 1e3:.1f} k/s"
-    return f"{x:.0f} /s"
 
 
 def ms(us):
@@ -105,12 +103,7 @@ def render(c):
 def update(doc_path, creates):
     doc = open(doc_path).read()
     region = render(creates)
-    if BEGIN in doc:
-        start = doc.index(BEGIN)
-        end = doc.index(END) + len(END)
-        doc = doc[:start] + region + doc[end:]
-    else:
-        doc = doc.rstrip("\n") + "\n\n" + region + "\n"
+    doc = replace_region(doc, BEGIN, END, region)
     open(doc_path, "w").write(doc)
     return region
 

@@ -6,7 +6,6 @@ the results have the embedded server's figures, the cluster-bench region
 when they have the cluster's."""
 import json
 import os
-import platform
 import subprocess
 import sys
 import time
@@ -16,23 +15,10 @@ END = "<!-- END server-bench -->"
 CLUSTER_BEGIN = "<!-- BEGIN cluster-bench -->"
 CLUSTER_END = "<!-- END cluster-bench -->"
 
-
-def cpu_model():
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from report_util import cpu_model, rate, replace_region  # noqa: E402
 
 
-def rate(x):
-    if x >= 1e6:
-        return f"{x / 1e6:.2f} M/s"
-    if x >= 1e3:
-        return f"{x / 1e3:.1f} k/s"
-    return f"{x:.0f} /s"
 
 
 def mib(b):
@@ -226,13 +212,6 @@ def render_cluster(r):
     out.append(CLUSTER_END)
     return "\n".join(out)
 
-
-def replace_region(doc, begin, end, region):
-    if begin in doc:
-        start = doc.index(begin)
-        stop = doc.index(end) + len(end)
-        return doc[:start] + region + doc[stop:]
-    return doc.rstrip("\n") + "\n\n" + region + "\n"
 
 
 def main():

@@ -112,12 +112,13 @@ json::object TickwheelSingleCreates(const Options& o, TempDir& dir) {
   return r;
 }
 
-json::object TickwheelHerd(const Options& o, TempDir& dir) {
-  WebhookReceiver receiver(1);
-  ServerProcess server(o.binary, dir.path() + "/herd", {"--max-batch", "10000"});
-  if (!server.Start()) std::exit(1);
+// Creates the herd on `server` (o.herd timers due within one second, 5 s
+// from now, to `receiver`), waits until all are delivered, and returns the
+// server's CPU over the deliveries, their rate and their lateness.
+json::object RunHerd(const Options& o, const ServerProcess& server, WebhookReceiver& receiver) {
   const std::int64_t t0 = NowMs() + 5000;
-  CreateBatches(server, "h", o.herd, 10'000, 2, [&](std::uint64_t i) { return t0 + static_cast<std::int64_t>(i % 1000); },
+  CreateBatches(server, "h", o.herd, 10'000, 2,
+                [&](std::uint64_t i) { return t0 + static_cast<std::int64_t>(i % 1000); },
                 receiver.url());
   if (NowMs() >= t0) std::fprintf(stderr, "  warning: creating the herd took longer than 5 s\n");
   std::this_thread::sleep_for(std::chrono::milliseconds(std::max<std::int64_t>(0, t0 - NowMs())));
@@ -129,6 +130,14 @@ json::object TickwheelHerd(const Options& o, TempDir& dir) {
   r["lateness"] = late;
   const double span = static_cast<double>(late["first_to_last_ms"].as_int64()) / 1000.0;
   r["per_s"] = static_cast<double>(o.herd) / std::max(span, 0.001);
+  return r;
+}
+
+json::object TickwheelHerd(const Options& o, TempDir& dir) {
+  WebhookReceiver receiver(1);
+  ServerProcess server(o.binary, dir.path() + "/herd", {"--max-batch", "10000"});
+  if (!server.Start()) std::exit(1);
+  json::object r = RunHerd(o, server, receiver);
   server.Terminate();
   return r;
 }
@@ -157,20 +166,7 @@ json::object TickwheelHerdVariant(const Options& o, TempDir& dir, testing::TestP
   const std::string data = dir.path() + "/herd-" + name + "-" + std::to_string(++run);
   ServerProcess server(o.binary, data, args);
   if (!server.Start()) std::exit(1);
-  const std::int64_t t0 = NowMs() + 5000;
-  CreateBatches(server, "h", o.herd, 10'000, 2,
-                [&](std::uint64_t i) { return t0 + static_cast<std::int64_t>(i % 1000); },
-                receiver.url());
-  if (NowMs() >= t0) std::fprintf(stderr, "  warning: creating the herd took longer than 5 s\n");
-  std::this_thread::sleep_for(std::chrono::milliseconds(std::max<std::int64_t>(0, t0 - NowMs())));
-  CpuMeter cpu(server.pid());
-  const bool all = WaitCount(receiver, o.herd, 300);
-  json::object r = cpu.Stop();
-  json::object late = LatenessStats(receiver.deliveries());
-  r["all_delivered"] = all;
-  r["lateness"] = late;
-  const double span = static_cast<double>(late["first_to_last_ms"].as_int64()) / 1000.0;
-  r["per_s"] = static_cast<double>(o.herd) / std::max(span, 0.001);
+  json::object r = RunHerd(o, server, receiver);
   r["tls"] = tls;
   r["signed"] = sign;
   server::BlockingHttpClient client(server.address());

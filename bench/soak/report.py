@@ -16,6 +16,9 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from report_util import cpu_model  # noqa: E402
+
 EVENT_STYLE = {
     "kill": ("tab:red", "SIGKILL"),
     "restart": ("tab:green", "restarted (/healthz answers)"),
@@ -24,15 +27,6 @@ EVENT_STYLE = {
     "load stopped": ("black", "load stopped"),
 }
 
-
-def cpu_model():
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
 
 
 def mark_events(ax, events):
