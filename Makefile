@@ -7,9 +7,10 @@
 #                           sanitizer builds (ASan+UBSan, TSan) and a short
 #                           run of every fuzz target
 #   make bench [QUICK=1]    benchmarks against peers; regenerates docs
-#   make bench-server [QUICK=1] [CLUSTER_ONLY=1]  tickwheel serve (embedded,
-#                           and a cluster of 1 and 3 nodes) against PostgreSQL
-#                           + SKIP LOCKED; regenerates docs/performance.md's
+#   make bench-server [QUICK=1] [CLUSTER_ONLY=1 | ONLY=creates]  tickwheel
+#                           serve (embedded, and a cluster of 1 and 3 nodes)
+#                           against PostgreSQL + SKIP LOCKED, creates beside a
+#                           bare RocksDB write; regenerates docs/performance.md's
 #                           regions
 #   make asan | make tsan   one sanitizer build of the library and its tests
 #   make server-asan        the server and its tests under GCC's ASan + UBSan
@@ -126,7 +127,7 @@ bench: build
 
 bench-server: configure
 	@cmake --build $(BUILD) -j $(JOBS) --target tickwheel_app server_bench
-	BUILD=$(BUILD) QUICK=$(QUICK) CLUSTER_ONLY=$(CLUSTER_ONLY) bench/server/run.sh
+	BUILD=$(BUILD) QUICK=$(QUICK) CLUSTER_ONLY=$(CLUSTER_ONLY) ONLY=$(ONLY) bench/server/run.sh
 
 # The soak (bench/soak/): DURATION of load (10m, 90s) while a node is
 # SIGKILLed and restarted every 30-60 s (MODE=cluster: 3 nodes on a
