@@ -180,7 +180,10 @@ TEST(ServerClusterTest, ThreeNodesDeliverEveryTimerOnceOnTimeAndNeverEarly) {
   const Tally t = Check(receiver, acked);
   EXPECT_EQ(t.early, 0u);
   EXPECT_EQ(t.duplicates, 0u);
-  EXPECT_LT(t.max_late_ms, 1000);
+  // On time: armed from the window or announced, not rescued by the 10 s
+  // overdue sweep. Generous: three nodes, PostgreSQL and the creators share
+  // two busy cores, under ASan in `make server-asan` (1.03 s seen there).
+  EXPECT_LT(t.max_late_ms, 3000);
   EXPECT_EQ(cluster.Sum("tickwheel_fenced_writes_total"), 0);
   // Each node fired its own share.
   for (int i = 0; i < 3; ++i) {

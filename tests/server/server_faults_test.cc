@@ -305,7 +305,11 @@ TEST(ServerFaultsTest, MisbehavingReceiversEndInDeadLettersWithBoundedFilesAndMe
   // descriptors come back to where they started once nothing is in flight.
   EXPECT_LT(max_fds.load(), 200) << "baseline " << baseline.open_fds;
   EXPECT_LE(after_round.back().open_fds, after_round.front().open_fds + 16);
+#ifndef __SANITIZE_ADDRESS__
+  // (ASan keeps freed memory in its quarantine, up to 256 MiB: RSS grows
+  // round after round there whatever the server does; 18 MiB a round seen.)
   EXPECT_LE(after_round.back().rss_kb, after_round.front().rss_kb + 32 * 1024);
+#endif
   std::int64_t fds = -1;
   for (int i = 0; i < 500; ++i) {
     fds = ReadProcessStats(server.pid()).open_fds;
