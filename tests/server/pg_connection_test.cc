@@ -1,7 +1,9 @@
 // PgConnection's prepared statements on a throw-away PostgreSQL: each
 // distinct statement prepared once per connection, the cache bounded, a
 // statement whose plan a schema change broke prepared again, and a
-// connection (and the PostgreSQL store's pool) after PostgreSQL restarted.
+// connection (and the PostgreSQL store's pool) after PostgreSQL restarted;
+// the store's insert-only path for creates and its fall-back when an id
+// exists.
 #include "store/pg_connection.h"
 
 #include <gtest/gtest.h>
@@ -148,6 +150,54 @@ TEST_F(PgConnectionTest, TheStoreCreatesAgainAfterPostgresRestarted) {
   EXPECT_EQ(create("after").code(), StatusCode::kConflict);
   ASSERT_TRUE(Stored(store, "after").has_value());
   store.Close();
+}
+
+// Creates of new ids take the insert-only path; a create of an id that
+// exists falls back to the transaction that reads it, which lets the
+// mutation decide (here: a conflict, nothing written). The counts a fresh
+// store reads from the database are exact either way.
+TEST_F(PgConnectionTest, CreatesOfExistingIdsFallBackAndTheCountsStayExact) {
+  ASSERT_NE(Connect(), nullptr);
+  StoreOptions options;
+  options.postgres = url_;
+  options.shards = 4;
+  options.node_id = "test-node";
+  Result<std::unique_ptr<TimerStore>> opened = OpenTimerStore(options);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  TimerStore& store = **opened;
+  // Creates every id, or none if one exists.
+  auto create = [&](std::vector<std::string> ids) {
+    return Write(store, ids, [ids](StoreTxn& txn) -> Status {
+      for (const std::string& id : ids) {
+        Result<std::optional<TimerRecord>> existing = txn.Get(id);
+        if (!existing.ok()) return existing.status();
+        if (*existing) return Status::Conflict("exists", id + " exists");
+        txn.Put(std::nullopt, Record(id, 1'000'000));
+      }
+      return Status::Ok();
+    });
+  };
+  ASSERT_TRUE(create({"a", "b"}).ok());
+  EXPECT_EQ(create({"c", "a"}).code(), StatusCode::kConflict);
+  EXPECT_FALSE(Stored(store, "c").has_value());
+  ASSERT_TRUE(create({"c"}).ok());
+  // Reads an existing id and creates another: not for the insert-only path.
+  Status mixed = Write(store, {"a", "d"}, [](StoreTxn& txn) -> Status {
+    Result<std::optional<TimerRecord>> a = txn.Get("a");
+    if (!a.ok() || !*a) return Status::Invalid("test", "a should exist");
+    TimerRecord d = Record("d", (*a)->due_ms + 1);
+    txn.Put(std::nullopt, d);
+    return Status::Ok();
+  });
+  ASSERT_TRUE(mixed.ok()) << mixed.ToString();
+  ASSERT_TRUE(Stored(store, "d").has_value());
+  EXPECT_EQ(Stored(store, "d")->due_ms, 1'000'001);
+  EXPECT_EQ(store.Counts()[static_cast<int>(TimerState::kPending)], 4);
+  store.Close();
+  Result<std::unique_ptr<TimerStore>> reopened = OpenTimerStore(options);
+  ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
+  EXPECT_EQ((*reopened)->Counts()[static_cast<int>(TimerState::kPending)], 4);
+  (*reopened)->Close();
 }
 
 }  // namespace
