@@ -23,6 +23,9 @@ struct ClusterOptions {
   int failover_lease_ms = 2000;
   std::uint64_t failover_timers = 6'000;  // due evenly over 6 s around the kill
   int handoff_timers = 400;               // half through the owner, half not
+  // Only the create phases (for paired before/after runs; report.py needs
+  // every phase, so such output is not for cluster_bench.json).
+  bool creates_only = false;
 };
 
 // The options for `make bench-server QUICK=1`: fewer failover and hand-off

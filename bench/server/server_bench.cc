@@ -18,7 +18,9 @@
 //   cluster         tickwheel serve --postgres on the same PostgreSQL, 1
 //                   and 3 nodes: creates, herd, failover, hand-off
 //                   (cluster_phases.h); --only-cluster runs just these and
-//                   the peer's
+//                   the peer's; --only-cluster-creates only their create
+//                   phases (for paired before/after runs: not a JSON
+//                   report.py can draw)
 //   creates         single creates at 1/8/64 clients and batch creates
 //                   beside bare RocksDB and PostgreSQL (create_phases.h)
 #include <algorithm>
@@ -368,7 +370,8 @@ json::object PgDeliveries(PgPeer& pg, std::uint64_t n, std::int64_t lead_ms,
 }
 
 // The PostgreSQL + SKIP LOCKED peer's phases, into out["postgres"].
-bool RunPeer(const Options& o, boost::json::object& out) {
+// With `creates_only`, only its create phases.
+bool RunPeer(const Options& o, boost::json::object& out, bool creates_only = false) {
   PgPeer pg(o.pg);
   std::string error;
   if (!pg.Reset(&error)) {
@@ -380,6 +383,10 @@ bool RunPeer(const Options& o, boost::json::object& out) {
   p["batch_creates"] = PgBatchCreates(o, pg);
   std::fprintf(stderr, "postgres: single inserts\n");
   p["single_creates"] = PgSingleCreates(o, pg);
+  if (creates_only) {
+    out["postgres"] = std::move(p);
+    return true;
+  }
   std::fprintf(stderr, "postgres: herd\n");
   p["herd"] = PgDeliveries(pg, o.herd, 8000, [](std::int64_t t0, std::uint64_t i) { return t0 + static_cast<std::int64_t>(i % 1000); }, true);
   std::fprintf(stderr, "postgres: lateness\n");
@@ -403,6 +410,7 @@ int main(int argc, char** argv) {
     const std::string a = argv[i];
     if (a == "--only-security") only_security = true;
     else if (a == "--only-cluster") only_cluster = true;
+    else if (a == "--only-cluster-creates") only_cluster = cluster.creates_only = true;
     else if (a == "--only-creates") only_creates = true;
     else if (a == "--creates-system" && i + 1 < argc) creates.only_systems.push_back(argv[++i]);
     else if (a == "--creates-clients" && i + 1 < argc) creates.clients = {std::atoi(argv[++i])};
@@ -424,9 +432,9 @@ int main(int argc, char** argv) {
       creates.batch_total = 100'000;
     } else {
       std::fprintf(stderr, "usage: server_bench --binary build/tickwheel [--pg CONNINFO] [--quick] "
-                           "[--only-security | --only-cluster | --only-creates [--creates-system S]... "
-                           "[--creates-clients N] [--creates-seconds S] [--creates-rounds N] "
-                           "[--no-batches | --only-batches]]\n");
+                           "[--only-security | --only-cluster | --only-cluster-creates | --only-creates "
+                           "[--creates-system S]... [--creates-clients N] [--creates-seconds S] "
+                           "[--creates-rounds N] [--no-batches | --only-batches]]\n");
       return 2;
     }
   }
@@ -465,7 +473,7 @@ int main(int argc, char** argv) {
     out["load_average_start"] = LoadAverage();
     out["herd_size"] = o.herd;
     out["batch_total"] = o.batch_total;
-    if (!RunPeer(o, out)) return 1;
+    if (!RunPeer(o, out, cluster.creates_only)) return 1;
     out["cluster"] = RunClusterPhases(cluster);
     out["load_average_end"] = LoadAverage();
     std::printf("%s\n", boost::json::serialize(out).c_str());
@@ -496,7 +504,7 @@ int main(int argc, char** argv) {
   creates.data_dir = dir.path() + "/creates";
   out["creates"] = RunCreatePhases(creates);
   if (!o.pg.empty()) {
-    if (!RunPeer(o, out)) return 1;
+    if (!RunPeer(o, out, cluster.creates_only)) return 1;
     out["cluster"] = RunClusterPhases(cluster);
   }
   out["load_average_end"] = LoadAverage();

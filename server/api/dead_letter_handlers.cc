@@ -102,6 +102,7 @@ asio::awaitable<HttpResponse> DeadLetterHandlers::Run(const HttpRequest& req, Ac
       auto write = StoreWrite(
           store_, ids,
           [ids, request, action, now_ms, changed](StoreTxn& txn) -> Status {
+            *changed = 0;  // the store may run a mutation more than once
             for (const std::string& id : ids) {
               Result<std::optional<TimerRecord>> r = txn.Get(id);
               if (!r.ok()) continue;  // unreadable: left alone

@@ -142,7 +142,10 @@ asio::awaitable<HttpResponse> TimerHandlers::CreateBatch(const HttpRequest& req)
   auto write = StoreWrite(
       store_, std::move(ids),
       [out](StoreTxn& txn) -> Status {
+        // A mutation may run more than once (the store's retries and its
+        // insert-only path): every output is set afresh.
         out->created.assign(out->records.size(), 1);
+        out->new_ones = 0;
         for (std::size_t i = 0; i < out->records.size(); ++i) {
           Result<std::optional<TimerRecord>> existing = txn.Get(out->records[i].id);
           if (!existing.ok()) return existing.status();

@@ -77,14 +77,43 @@ PgConnection::~PgConnection() { PQfinish(conn_); }
 
 bool PgConnection::healthy() const { return PQstatus(conn_) == CONNECTION_OK; }
 
+Result<std::string> PgConnection::Prepared(const std::string& sql, int params) {
+  if (auto it = prepared_.find(sql); it != prepared_.end()) return it->second;
+  if (prepared_.size() >= kMaxPrepared) return std::string();
+  // A name is never reused on this connection: one forgotten after a plan
+  // change (below) may still exist on the server.
+  std::string name = "tw" + std::to_string(++statements_);
+  pg_result* raw = PQprepare(conn_, name.c_str(), sql.c_str(), params, nullptr);
+  if (raw == nullptr || PQresultStatus(raw) != PGRES_COMMAND_OK) return ErrorOf(raw);
+  PQclear(raw);
+  prepared_.emplace(sql, name);
+  return name;
+}
+
 Result<PgResult> PgConnection::Exec(const std::string& sql, const PgParams& params) {
   std::vector<const char*> values;
   values.reserve(params.size());
   for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
-  pg_result* raw = PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr,
-                                values.data(), nullptr, nullptr, 0);
+  const int n = static_cast<int>(values.size());
+  Result<std::string> name = Prepared(sql, n);
+  if (!name.ok()) return name.status();
+  pg_result* raw =
+      name->empty()
+          ? PQexecParams(conn_, sql.c_str(), n, nullptr, values.data(), nullptr, nullptr, 0)
+          : PQexecPrepared(conn_, name->c_str(), n, values.data(), nullptr, nullptr, 0);
   const ExecStatusType status = raw ? PQresultStatus(raw) : PGRES_FATAL_ERROR;
   if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return PgResult(raw);
+  const char* state = raw ? PQresultErrorField(raw, PG_DIAG_SQLSTATE) : nullptr;
+  const char* primary = raw ? PQresultErrorField(raw, PG_DIAG_MESSAGE_PRIMARY) : nullptr;
+  if (!name->empty() && state != nullptr && std::strcmp(state, "0A000") == 0 &&
+      primary != nullptr && std::strstr(primary, "cached plan") != nullptr) {
+    // "cached plan must not change result type": a migration altered a table
+    // under the prepared statement. Forget it (it is prepared again under a
+    // new name next time) and have the caller run its transaction again.
+    prepared_.erase(sql);
+    const Status why = ErrorOf(raw);
+    return Status::Conflict("retry_transaction", why.message());
+  }
   return ErrorOf(raw);
 }
 

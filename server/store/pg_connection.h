@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "common/status.h"
@@ -41,22 +42,39 @@ class PgResult {
 // Statement parameters, as text (nullopt is NULL).
 using PgParams = std::vector<std::optional<std::string>>;
 
-// One connection. Thread safety: one thread at a time.
+// One connection, and the statements prepared on it.
+//
+// Thread safety: one thread at a time.
+// Statements: Exec prepares each distinct SQL text once per connection
+// (PQprepare, under a name of its own) and runs it with PQexecPrepared, so
+// PostgreSQL parses it once and may reuse its plan. The cache lives and dies
+// with the connection: a reconnect is a new PgConnection, which prepares
+// again. It holds at most kMaxPrepared texts; others run unprepared
+// (PQexecParams), so SQL built from data cannot grow it without bound.
+//
+//   auto c = PgConnection::Connect(url);                  // Result<unique_ptr>
+//   auto r = (*c)->Exec("SELECT record FROM t WHERE id = $1", {id});
+//   if (r.ok() && r->rows() == 1) Use(r->Bytes(0, 0));     // prepared, then reused
 class PgConnection {
  public:
+  static constexpr std::size_t kMaxPrepared = 64;
+
   // Connects to `conninfo` (a postgresql:// URL or key=value string).
   // kUnavailable with libpq's reason (credentials redacted) if it cannot.
   static Result<std::unique_ptr<PgConnection>> Connect(const std::string& conninfo);
   ~PgConnection();
 
-  // Runs one statement. Errors: kUnavailable when the connection is lost or
-  // the server cannot now (the caller reconnects or retries), kConflict for
-  // a unique violation, deadlock or serialization failure (retry the
-  // transaction), kInvalidArgument for anything else (a bug); the message
-  // has PostgreSQL's text and SQLSTATE.
+  // Runs one statement (prepared on first use, see the class comment).
+  // Errors: kUnavailable when the connection is lost or the server cannot
+  // now (the caller reconnects or retries), kConflict for a unique
+  // violation, deadlock or serialization failure, or a prepared plan whose
+  // result type a schema change altered (retry the transaction: the
+  // statement is prepared again), kInvalidArgument for anything else (a
+  // bug); the message has PostgreSQL's text and SQLSTATE.
   Result<PgResult> Exec(const std::string& sql, const PgParams& params = {});
 
-  // Runs `sql`, which may be several statements, without parameters.
+  // Runs `sql`, which may be several statements, without parameters and
+  // unprepared (the simple query protocol).
   Status ExecScript(const std::string& sql);
 
   Status Begin() { return ExecScript("BEGIN"); }
@@ -65,12 +83,19 @@ class PgConnection {
 
   // False once the connection is broken.
   bool healthy() const;
+  // Statements prepared on this connection (for tests).
+  std::size_t prepared() const { return prepared_.size(); }
   pg_conn* raw() { return conn_; }
 
  private:
   explicit PgConnection(pg_conn* conn) : conn_(conn) {}
+  // The prepared statement's name for `sql`, preparing it if new; "" to run
+  // it unprepared (the cache is full).
+  Result<std::string> Prepared(const std::string& sql, int params);
   Status ErrorOf(pg_result* raw);
   pg_conn* conn_;
+  std::unordered_map<std::string, std::string> prepared_;  // SQL text -> name
+  std::uint64_t statements_ = 0;  // names given so far ("tw1", "tw2", ...)
 };
 
 // Parameter encodings for arrays (unnest) and bytea.

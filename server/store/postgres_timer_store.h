@@ -28,6 +28,14 @@ namespace tickwheel::server {
 // node's (a unique violation on a create, a deadlock) is run again, up to 3
 // times: a mutation may run more than once, and must only fill its outputs.
 //
+// A group of creates of new ids (no fencing) first takes a shorter path:
+// the mutations run against no rows, and if every id they read became an
+// insert, the rows, their count deltas and their announcements are one
+// INSERT statement committed on its own (durably); it fails and writes
+// nothing if an id exists, and the group then runs as above (so an
+// existing id still answers as the mutations decide: 200 or 409). Every
+// statement is prepared once per connection (PgConnection).
+//
 // Changes to timers due within notify_horizon_ms are announced with NOTIFY
 // on channel "tickwheel_due" (DuePayloads), so the node owning their shard
 // arms them; this node's own are told to its DueListener directly.

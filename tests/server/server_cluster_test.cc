@@ -78,12 +78,15 @@ class Cluster {
 
 // Acknowledged timers (id -> fire_at_ms), created through random nodes in
 // singles and batches until stopped; a node that cannot answer (dead,
-// paused, its database restarting) is skipped, and only 201s count.
+// paused, its database restarting) is skipped, and only 201s count. Each
+// thread waits `pause` before each request: a test that bounds lateness
+// paces its load, so that it does not grow with how fast the nodes create.
 class Creators {
  public:
-  Creators(Cluster& cluster, const std::string& url, int threads, int max_delay_ms) {
+  Creators(Cluster& cluster, const std::string& url, int threads, int max_delay_ms,
+           milliseconds pause = milliseconds(0)) {
     for (int t = 0; t < threads; ++t) {
-      threads_.emplace_back([this, &cluster, url, t, max_delay_ms] {
+      threads_.emplace_back([this, &cluster, url, t, max_delay_ms, pause] {
         std::mt19937 rng(static_cast<unsigned>(t + 1));
         std::uniform_int_distribution<int> delay(0, max_delay_ms);
         for (int n = 0; !stop_.load(); ++n) {
@@ -96,6 +99,7 @@ class Creators {
                                    std::to_string(k);
             body += (k ? "," : "") + TimerBody(id, delay(rng), url);
           }
+          if (pause.count() > 0) std::this_thread::sleep_for(pause);
           server::HttpCallResult r =
               batch ? client.Call("POST", "/v1/timers:batch", "{\"timers\":[" + body + "]}")
                     : client.Call("POST", "/v1/timers", body);
@@ -171,7 +175,9 @@ TEST(ServerClusterTest, ThreeNodesDeliverEveryTimerOnceOnTimeAndNeverEarly) {
   Cluster cluster(3);
   ASSERT_TRUE(cluster.StartAll());
   ASSERT_TRUE(cluster.SharesSettled());
-  Creators creators(cluster, receiver.url(), 3, 3000);
+  // About 2,000 timers a second (3 threads, 4 ms apart, a third of the
+  // requests batches of 20), due within 3 s.
+  Creators creators(cluster, receiver.url(), 3, 3000, milliseconds(4));
   std::this_thread::sleep_for(seconds(4));
   creators.Stop();
   const auto acked = creators.acked();

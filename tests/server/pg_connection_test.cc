@@ -1,0 +1,204 @@
+// PgConnection's prepared statements on a throw-away PostgreSQL: each
+// distinct statement prepared once per connection, the cache bounded, a
+// statement whose plan a schema change broke prepared again, and a
+// connection (and the PostgreSQL store's pool) after PostgreSQL restarted;
+// the store's insert-only path for creates and its fall-back when an id
+// exists.
+#include "store/pg_connection.h"
+
+#include <gtest/gtest.h>
+
+#include "store_test_util.h"
+#include "support/postgres_server.h"
+
+namespace tickwheel::server {
+namespace {
+
+class PgConnectionTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { postgres_ = new testing::PostgresServer(); }
+  static void TearDownTestSuite() {
+    delete postgres_;
+    postgres_ = nullptr;
+  }
+  void SetUp() override { ASSERT_TRUE(postgres_->ok()) << postgres_->log(); }
+
+  // A connection to a database of its own.
+  std::unique_ptr<PgConnection> Connect() {
+    if (url_.empty()) {
+      static int databases = 0;
+      const std::string name = "conn_" + std::to_string(++databases);
+      Result<std::unique_ptr<PgConnection>> admin = PgConnection::Connect(postgres_->url());
+      EXPECT_TRUE(admin.ok()) << admin.status().ToString();
+      if (!admin.ok()) return nullptr;
+      EXPECT_TRUE((*admin)->ExecScript("CREATE DATABASE " + name).ok());
+      url_ = postgres_->url();
+      url_ = url_.substr(0, url_.rfind('/') + 1) + name;
+    }
+    Result<std::unique_ptr<PgConnection>> c = PgConnection::Connect(url_);
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    return c.ok() ? std::move(*c) : nullptr;
+  }
+
+  // The statements prepared on the server for `c`'s session.
+  static std::int64_t ServerPrepared(PgConnection& c) {
+    Result<PgResult> r = c.Exec("SELECT count(*) FROM pg_prepared_statements WHERE name LIKE 'tw%'");
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? r->Int(0, 0) : -1;
+  }
+
+  static testing::PostgresServer* postgres_;
+  std::string url_;
+};
+
+testing::PostgresServer* PgConnectionTest::postgres_ = nullptr;
+
+TEST_F(PgConnectionTest, AStatementIsPreparedOnceAndRunWithEachCallsParameters) {
+  std::unique_ptr<PgConnection> c = Connect();
+  ASSERT_NE(c, nullptr);
+  for (int i = 0; i < 3; ++i) {
+    Result<PgResult> r = c->Exec("SELECT $1::int + 1", {std::to_string(i)});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->Int(0, 0), i + 1);
+  }
+  EXPECT_EQ(c->prepared(), 1u);
+  // The count's own statement is the second.
+  EXPECT_EQ(ServerPrepared(*c), 2);
+  EXPECT_EQ(c->prepared(), 2u);
+}
+
+TEST_F(PgConnectionTest, StatementsBeyondTheLimitRunUnprepared) {
+  std::unique_ptr<PgConnection> c = Connect();
+  ASSERT_NE(c, nullptr);
+  const int n = static_cast<int>(PgConnection::kMaxPrepared) + 10;
+  for (int i = 0; i < n; ++i) {
+    Result<PgResult> r = c->Exec("SELECT $1::int + " + std::to_string(i), {"1"});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->Int(0, 0), i + 1);
+  }
+  EXPECT_EQ(c->prepared(), PgConnection::kMaxPrepared);
+  EXPECT_EQ(ServerPrepared(*c), static_cast<std::int64_t>(PgConnection::kMaxPrepared));
+}
+
+TEST_F(PgConnectionTest, AStatementWhoseResultTypeChangedIsRetriedThenPreparedAgain) {
+  std::unique_ptr<PgConnection> c = Connect();
+  std::unique_ptr<PgConnection> other = Connect();
+  ASSERT_NE(c, nullptr);
+  ASSERT_NE(other, nullptr);
+  ASSERT_TRUE(c->ExecScript("CREATE TABLE t (a int); INSERT INTO t VALUES (1)").ok());
+  ASSERT_TRUE(c->Exec("SELECT * FROM t").ok());
+  ASSERT_TRUE(other->ExecScript("ALTER TABLE t ADD COLUMN b int DEFAULT 2").ok());
+  Result<PgResult> changed = c->Exec("SELECT * FROM t");
+  ASSERT_FALSE(changed.ok());
+  EXPECT_EQ(changed.status().code(), StatusCode::kConflict) << changed.status().ToString();
+  Result<PgResult> again = c->Exec("SELECT * FROM t");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->Int(0, 1), 2);
+}
+
+TEST_F(PgConnectionTest, AfterARestartTheOldConnectionFailsAndANewOnePreparesAgain) {
+  std::unique_ptr<PgConnection> c = Connect();
+  ASSERT_NE(c, nullptr);
+  ASSERT_TRUE(c->Exec("SELECT $1::int", {"7"}).ok());
+  ASSERT_TRUE(postgres_->Stop());
+  ASSERT_TRUE(postgres_->Start()) << postgres_->log();
+  Result<PgResult> broken = c->Exec("SELECT $1::int", {"7"});
+  ASSERT_FALSE(broken.ok());
+  EXPECT_EQ(broken.status().code(), StatusCode::kUnavailable) << broken.status().ToString();
+  EXPECT_FALSE(c->healthy());
+  std::unique_ptr<PgConnection> fresh = Connect();
+  ASSERT_NE(fresh, nullptr);
+  EXPECT_EQ(fresh->prepared(), 0u);
+  Result<PgResult> r = fresh->Exec("SELECT $1::int", {"7"});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->Int(0, 0), 7);
+  EXPECT_EQ(fresh->prepared(), 1u);
+}
+
+// The store's pooled connections hold prepared statements that die with
+// the server: after a restart, writes fail with kUnavailable (never a false
+// ok) until the broken connections are dropped, then new ones prepare again.
+TEST_F(PgConnectionTest, TheStoreCreatesAgainAfterPostgresRestarted) {
+  ASSERT_NE(Connect(), nullptr);  // the database
+  StoreOptions options;
+  options.postgres = url_;
+  options.shards = 4;
+  options.node_id = "test-node";
+  Result<std::unique_ptr<TimerStore>> opened = OpenTimerStore(options);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  TimerStore& store = **opened;
+  auto create = [&](const std::string& id) {
+    return Write(store, {id}, [id](StoreTxn& txn) -> Status {
+      Result<std::optional<TimerRecord>> existing = txn.Get(id);
+      if (!existing.ok()) return existing.status();
+      if (*existing) return Status::Conflict("exists", id + " exists");
+      txn.Put(std::nullopt, Record(id, 1'000'000));
+      return Status::Ok();
+    });
+  };
+  ASSERT_TRUE(create("before").ok());
+  EXPECT_EQ(create("before").code(), StatusCode::kConflict);
+  ASSERT_TRUE(postgres_->Stop());
+  ASSERT_TRUE(postgres_->Start()) << postgres_->log();
+  Status after = create("after");
+  for (int i = 0; i < 16 && !after.ok(); ++i) {
+    EXPECT_EQ(after.code(), StatusCode::kUnavailable) << after.ToString();
+    after = create("after");
+  }
+  ASSERT_TRUE(after.ok()) << after.ToString();
+  EXPECT_EQ(create("before").code(), StatusCode::kConflict);
+  EXPECT_EQ(create("after").code(), StatusCode::kConflict);
+  ASSERT_TRUE(Stored(store, "after").has_value());
+  store.Close();
+}
+
+// Creates of new ids take the insert-only path; a create of an id that
+// exists falls back to the transaction that reads it, which lets the
+// mutation decide (here: a conflict, nothing written). The counts a fresh
+// store reads from the database are exact either way.
+TEST_F(PgConnectionTest, CreatesOfExistingIdsFallBackAndTheCountsStayExact) {
+  ASSERT_NE(Connect(), nullptr);
+  StoreOptions options;
+  options.postgres = url_;
+  options.shards = 4;
+  options.node_id = "test-node";
+  Result<std::unique_ptr<TimerStore>> opened = OpenTimerStore(options);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  TimerStore& store = **opened;
+  // Creates every id, or none if one exists.
+  auto create = [&](std::vector<std::string> ids) {
+    return Write(store, ids, [ids](StoreTxn& txn) -> Status {
+      for (const std::string& id : ids) {
+        Result<std::optional<TimerRecord>> existing = txn.Get(id);
+        if (!existing.ok()) return existing.status();
+        if (*existing) return Status::Conflict("exists", id + " exists");
+        txn.Put(std::nullopt, Record(id, 1'000'000));
+      }
+      return Status::Ok();
+    });
+  };
+  ASSERT_TRUE(create({"a", "b"}).ok());
+  EXPECT_EQ(create({"c", "a"}).code(), StatusCode::kConflict);
+  EXPECT_FALSE(Stored(store, "c").has_value());
+  ASSERT_TRUE(create({"c"}).ok());
+  // Reads an existing id and creates another: not for the insert-only path.
+  Status mixed = Write(store, {"a", "d"}, [](StoreTxn& txn) -> Status {
+    Result<std::optional<TimerRecord>> a = txn.Get("a");
+    if (!a.ok() || !*a) return Status::Invalid("test", "a should exist");
+    TimerRecord d = Record("d", (*a)->due_ms + 1);
+    txn.Put(std::nullopt, d);
+    return Status::Ok();
+  });
+  ASSERT_TRUE(mixed.ok()) << mixed.ToString();
+  ASSERT_TRUE(Stored(store, "d").has_value());
+  EXPECT_EQ(Stored(store, "d")->due_ms, 1'000'001);
+  EXPECT_EQ(store.Counts()[static_cast<int>(TimerState::kPending)], 4);
+  store.Close();
+  Result<std::unique_ptr<TimerStore>> reopened = OpenTimerStore(options);
+  ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
+  EXPECT_EQ((*reopened)->Counts()[static_cast<int>(TimerState::kPending)], 4);
+  (*reopened)->Close();
+}
+
+}  // namespace
+}  // namespace tickwheel::server
