@@ -40,6 +40,18 @@ class PgConnectionTest : public ::testing::Test {
     return c.ok() ? std::move(*c) : nullptr;
   }
 
+  // The PostgreSQL store, 4 shards, on the database of Connect() (call it
+  // first); null (with a failure) if it does not open.
+  std::unique_ptr<TimerStore> OpenStore() {
+    StoreOptions options;
+    options.postgres = url_;
+    options.shards = 4;
+    options.node_id = "test-node";
+    Result<std::unique_ptr<TimerStore>> opened = OpenTimerStore(options);
+    EXPECT_TRUE(opened.ok()) << opened.status().ToString();
+    return opened.ok() ? std::move(*opened) : nullptr;
+  }
+
   // The statements prepared on the server for `c`'s session.
   static std::int64_t ServerPrepared(PgConnection& c) {
     Result<PgResult> r = c.Exec("SELECT count(*) FROM pg_prepared_statements WHERE name LIKE 'tw%'");
@@ -120,13 +132,9 @@ TEST_F(PgConnectionTest, AfterARestartTheOldConnectionFailsAndANewOnePreparesAga
 // ok) until the broken connections are dropped, then new ones prepare again.
 TEST_F(PgConnectionTest, TheStoreCreatesAgainAfterPostgresRestarted) {
   ASSERT_NE(Connect(), nullptr);  // the database
-  StoreOptions options;
-  options.postgres = url_;
-  options.shards = 4;
-  options.node_id = "test-node";
-  Result<std::unique_ptr<TimerStore>> opened = OpenTimerStore(options);
-  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-  TimerStore& store = **opened;
+  std::unique_ptr<TimerStore> opened = OpenStore();
+  ASSERT_NE(opened, nullptr);
+  TimerStore& store = *opened;
   auto create = [&](const std::string& id) {
     return Write(store, {id}, [id](StoreTxn& txn) -> Status {
       Result<std::optional<TimerRecord>> existing = txn.Get(id);
@@ -158,13 +166,9 @@ TEST_F(PgConnectionTest, TheStoreCreatesAgainAfterPostgresRestarted) {
 // store reads from the database are exact either way.
 TEST_F(PgConnectionTest, CreatesOfExistingIdsFallBackAndTheCountsStayExact) {
   ASSERT_NE(Connect(), nullptr);
-  StoreOptions options;
-  options.postgres = url_;
-  options.shards = 4;
-  options.node_id = "test-node";
-  Result<std::unique_ptr<TimerStore>> opened = OpenTimerStore(options);
-  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-  TimerStore& store = **opened;
+  std::unique_ptr<TimerStore> opened = OpenStore();
+  ASSERT_NE(opened, nullptr);
+  TimerStore& store = *opened;
   // Creates every id, or none if one exists.
   auto create = [&](std::vector<std::string> ids) {
     return Write(store, ids, [ids](StoreTxn& txn) -> Status {
@@ -194,10 +198,10 @@ TEST_F(PgConnectionTest, CreatesOfExistingIdsFallBackAndTheCountsStayExact) {
   EXPECT_EQ(Stored(store, "d")->due_ms, 1'000'001);
   EXPECT_EQ(store.Counts()[static_cast<int>(TimerState::kPending)], 4);
   store.Close();
-  Result<std::unique_ptr<TimerStore>> reopened = OpenTimerStore(options);
-  ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
-  EXPECT_EQ((*reopened)->Counts()[static_cast<int>(TimerState::kPending)], 4);
-  (*reopened)->Close();
+  std::unique_ptr<TimerStore> reopened = OpenStore();
+  ASSERT_NE(reopened, nullptr);
+  EXPECT_EQ(reopened->Counts()[static_cast<int>(TimerState::kPending)], 4);
+  reopened->Close();
 }
 
 }  // namespace
