@@ -1,12 +1,16 @@
 // Fuzzes ParseListQuery (server/api/list_query.h), the query string of
-// GET /v1/timers: ?state=S&limit=N&after=CURSOR, percent-decoded.
+// GET /v1/timers: ?state=S&limit=N&after=CURSOR&show_headers=B&prefix=P
+// &host=H, percent-decoded.
 //
 // Oracle: any bytes give a query or an error Status (CheckError: a known
 // reason, a message, 400, an error body that is valid JSON). What is
 // accepted names a state (one of the five), a limit of 1..1000 (100 when not
 // given) and, if `after` is given, a cursor "<time_ms>:<id>" with a valid id
-// and the time that the value's digits say; every parameter of the
-// query, percent-decoded here independently, is state, limit or after.
+// and the time that the value's digits say; show_headers is true/1 or
+// false/0; the id prefix is empty or id characters; the host is letters,
+// digits, '.', '-', ':' and '_', at most 253, kept in lower case; the last
+// value of each parameter counts. Every parameter of the query,
+// percent-decoded here independently, is one of those six.
 #include <cctype>
 #include <cerrno>
 #include <cstddef>
@@ -60,7 +64,7 @@ void FuzzOne(std::string_view query) {
   Require(q.limit >= 1 && q.limit <= 1000, "limit " + std::to_string(q.limit), query);
   std::optional<std::string> state;
   bool has_limit = false;
-  std::optional<std::string> after;
+  std::optional<std::string> after, show_headers, prefix, host;
   std::size_t start = 0;
   while (start < query.size()) {
     std::size_t amp = query.find('&', start);
@@ -73,12 +77,35 @@ void FuzzOne(std::string_view query) {
     const auto value =
         Decode(eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1));
     Require(key && value, "accepted a malformed %-escape", query);
-    Require(*key == "state" || *key == "limit" || *key == "after",
+    Require(*key == "state" || *key == "limit" || *key == "after" || *key == "show_headers" ||
+                *key == "prefix" || *key == "host",
             "accepted parameter \"" + *key + "\"", query);
     if (*key == "state") state = *value;
     has_limit = has_limit || *key == "limit";
     if (*key == "after") after = *value;
+    if (*key == "show_headers") show_headers = *value;
+    if (*key == "prefix") prefix = *value;
+    if (*key == "host") host = *value;
   }
+  if (show_headers) {
+    Require(*show_headers == "true" || *show_headers == "1" || *show_headers == "false" ||
+                *show_headers == "0",
+            "accepted show_headers=\"" + *show_headers + "\"", query);
+  }
+  Require(q.show_headers == (show_headers && (*show_headers == "true" || *show_headers == "1")),
+          "show_headers is not the last one given", query);
+  Require(q.filter.id_prefix == prefix.value_or(""), "prefix is not the last one given", query);
+  Require(q.filter.id_prefix.empty() || IsValidId(q.filter.id_prefix),
+          "accepted prefix \"" + q.filter.id_prefix + "\"", query);
+  std::string lower_host;
+  for (const char c : host.value_or("")) {
+    Require(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == ':' ||
+                c == '_',
+            "accepted host \"" + *host + "\"", query);
+    lower_host += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  Require(lower_host.size() <= 253, "accepted a host over 253 characters", query);
+  Require(q.filter.host == lower_host, "host is not the last one given, in lower case", query);
   Require(state.has_value(), "accepted without a state", query);
   Require(server::ParseState(*state) == q.state, "state is not the last one given", query);
   Require(has_limit || q.limit == 100, "default limit is not 100", query);
