@@ -21,7 +21,9 @@ Result<BulkRequest> ParseBulkRequest(const json::value& body, std::int64_t now_m
                            "\"dry_run\"?, \"failed_before_ms\"?}");
   }
   BulkRequest out;
-  out.failed_before_ms = now_ms;
+  // Up to and including the request's millisecond: a timer that failed in
+  // it (GET already says "failed") is included.
+  out.failed_before_ms = now_ms + 1;
   for (const auto& [key, value] : body.as_object()) {
     const std::string name(key);
     if (name == "prefix" || name == "host") {

@@ -15,7 +15,9 @@ namespace tickwheel::server {
 
 // What a bulk operation applies to: dead letters matching `filter` that
 // failed before `failed_before_ms` (so that a timer retried by this very
-// operation, failing again, is not picked up again).
+// operation, failing again later, is not picked up again; one that failed
+// again within the request's first millisecond may be, which only retries
+// it once more).
 struct BulkRequest {
   ListFilter filter;
   bool dry_run = false;
@@ -23,7 +25,8 @@ struct BulkRequest {
 };
 
 // The body {"prefix"?, "host"?, "dry_run"?, "failed_before_ms"?}, every
-// field optional (failed_before_ms: `now_ms`). kInvalidArgument naming the
+// field optional (failed_before_ms: `now_ms` + 1, every timer failed up
+// to the request's millisecond). kInvalidArgument naming the
 // field that is wrong, or an unknown one.
 Result<BulkRequest> ParseBulkRequest(const boost::json::value& body, std::int64_t now_ms);
 
