@@ -50,6 +50,16 @@ class EventLog {
     return cv_.wait_for(lock, kPatience, [&] { return done(events_); });
   }
 
+  // Waits until `event` was recorded; false after kPatience.
+  bool WaitFor(const Event& event) {
+    return WaitUntil([&](const std::vector<Stamped>& events) {
+      for (const auto& e : events) {
+        if (e.event == event) return true;
+      }
+      return false;
+    });
+  }
+
   std::vector<Stamped> events() const {
     std::lock_guard lock(mutex_);
     return events_;

@@ -41,12 +41,7 @@ class TimingWheelBatchTest : public ::testing::Test {
   void Settle() {
     const int mark = ++sentinels_;
     ASSERT_TRUE(wheel_->SetTimer(kSentinel, mark, nanoseconds(0)));
-    ASSERT_TRUE(log_.WaitUntil([&](const auto& events) {
-      for (const auto& e : events) {
-        if (e.event == std::pair{kSentinel, mark}) return true;
-      }
-      return false;
-    })) << "sentinel never ran";
+    ASSERT_TRUE(log_.WaitFor(std::pair{kSentinel, mark})) << "sentinel never ran";
   }
 
   int Uniform(int lo, int hi) {
