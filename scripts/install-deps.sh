@@ -20,6 +20,13 @@ packages=(
   libsqlite3-dev python3-matplotlib
   # tools used by tests and benchmarks
   curl procps openssl
+  # recurring schedules: time zones on the system tz database, and the cron
+  # oracle their tests compare against
+  libhowardhinnant-date-dev tzdata python3-croniter
+  # the API description's contract test, the metrics check, packaging checks
+  python3-jsonschema prometheus lintian systemd fakeroot
+  # the Go client library (standard library only) and clock-skew tests
+  golang-go faketime
   # the web console's browser tests (tests/ui): headless Chromium
   chromium
 )
