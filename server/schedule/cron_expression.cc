@@ -12,7 +12,7 @@ enum class Field { kSecond, kMinute, kHour, kDayOfMonth, kMonth, kDayOfWeek };
 struct FieldInfo {
   const char* name;
   int min;
-  int max;  // day-of-week: 7 (Sunday again)
+  int max;               // day-of-week: 7 (Sunday again)
   const char* accepted;  // how the error message says what is allowed
 };
 
@@ -64,9 +64,8 @@ class FieldParser {
     std::size_t start = 0;
     while (true) {
       std::size_t comma = text.find(',', start);
-      std::string_view item = text.substr(start, comma == std::string_view::npos
-                                                     ? std::string_view::npos
-                                                     : comma - start);
+      std::string_view item = text.substr(
+          start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
       if (item.empty()) {
         return Error("empty item in the list " + Quote(text));
       }
@@ -210,10 +209,11 @@ class FieldParser {
         high = *last;
         if (IsDayOfWeek() && high == 0 && low > 0) high = 7;  // FRI-SUN
         if (low > high) {
-          return Error("the range " + Quote(range) + " runs backwards (ranges do not wrap "
-                       "around: write " + std::to_string(low) + "-" +
-                       std::to_string(info_.max) + "," + std::to_string(info_.min) + "-" +
-                       std::to_string(high) + ")");
+          return Error("the range " + Quote(range) +
+                       " runs backwards (ranges do not wrap "
+                       "around: write " +
+                       std::to_string(low) + "-" + std::to_string(info_.max) + "," +
+                       std::to_string(info_.min) + "-" + std::to_string(high) + ")");
         }
       } else {
         // "a/s" runs to the field's maximum; a lone value is itself.
@@ -248,8 +248,8 @@ std::optional<std::string_view> Macro(std::string_view text) {
     const char* expansion;
   };
   static constexpr Entry kMacros[] = {
-      {"@YEARLY", "0 0 1 1 *"},  {"@ANNUALLY", "0 0 1 1 *"}, {"@MONTHLY", "0 0 1 * *"},
-      {"@WEEKLY", "0 0 * * 0"},  {"@DAILY", "0 0 * * *"},    {"@MIDNIGHT", "0 0 * * *"},
+      {"@YEARLY", "0 0 1 1 *"}, {"@ANNUALLY", "0 0 1 1 *"}, {"@MONTHLY", "0 0 1 * *"},
+      {"@WEEKLY", "0 0 * * 0"}, {"@DAILY", "0 0 * * *"},    {"@MIDNIGHT", "0 0 * * *"},
       {"@HOURLY", "0 * * * *"},
   };
   for (const Entry& e : kMacros) {
@@ -274,19 +274,19 @@ Result<CronExpression> ParseCronExpression(std::string_view text) {
     fields = SplitFields(*expansion);
   }
   for (char c : text) {
-    if (c != ' ' && c != '\t' && (static_cast<unsigned char>(c) < 0x20 ||
-                                  static_cast<unsigned char>(c) >= 0x7f)) {
-      return Status::Invalid("invalid_value",
-                             "the expression has a control or non-ASCII character", "cron");
+    if (c != ' ' && c != '\t' &&
+        (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f)) {
+      return Status::Invalid("invalid_value", "the expression has a control or non-ASCII character",
+                             "cron");
     }
   }
   if (fields.size() != 5 && fields.size() != 6) {
-    return Status::Invalid(
-        "invalid_value",
-        "the expression has " + std::to_string(fields.size()) +
-            " fields; cron takes 5 (minute hour day-of-month month day-of-week) or 6 "
-            "(second minute hour day-of-month month day-of-week)",
-        "cron");
+    return Status::Invalid("invalid_value",
+                           "the expression has " + std::to_string(fields.size()) +
+                               " fields; cron takes 5 (minute hour day-of-month month "
+                               "day-of-week) or 6 "
+                               "(second minute hour day-of-month month day-of-week)",
+                           "cron");
   }
   CronExpression out;
   out.has_seconds = fields.size() == 6;

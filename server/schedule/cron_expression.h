@@ -36,21 +36,21 @@ namespace tickwheel::server::internal {
 
 // Thread safety: a value type. Bit i of a set means the value i matches.
 struct CronExpression {
-  std::uint64_t seconds = 0;         // 0-59 ({0} when there are 5 fields)
-  std::uint64_t minutes = 0;         // 0-59
-  std::uint32_t hours = 0;           // 0-23
-  std::uint32_t days_of_month = 0;   // 1-31
-  std::uint32_t nearest_weekday = 0; // 1-31: "nW", the weekday nearest day n
-  bool last_day_of_month = false;    // "L"
-  bool last_weekday_of_month = false;  // "LW"
-  std::uint16_t months = 0;          // 1-12
-  std::uint8_t days_of_week = 0;     // 0-6, Sunday 0
+  std::uint64_t seconds = 0;                  // 0-59 ({0} when there are 5 fields)
+  std::uint64_t minutes = 0;                  // 0-59
+  std::uint32_t hours = 0;                    // 0-23
+  std::uint32_t days_of_month = 0;            // 1-31
+  std::uint32_t nearest_weekday = 0;          // 1-31: "nW", the weekday nearest day n
+  bool last_day_of_month = false;             // "L"
+  bool last_weekday_of_month = false;         // "LW"
+  std::uint16_t months = 0;                   // 1-12
+  std::uint8_t days_of_week = 0;              // 0-6, Sunday 0
   std::array<std::uint8_t, 7> nth_weekday{};  // [weekday]: bit n-1 for "weekday#n"
-  std::uint8_t last_weekday = 0;     // bit w: "wL", the last weekday w of the month
+  std::uint8_t last_weekday = 0;              // bit w: "wL", the last weekday w of the month
   // Whether the day fields restrict the days (see the file comment).
   bool day_of_month_restricted = false;
   bool day_of_week_restricted = false;
-  bool has_seconds = false;          // 6 fields were given
+  bool has_seconds = false;  // 6 fields were given
 };
 
 // Parses `text`. kInvalidArgument (field "cron") naming the cron field and

@@ -36,8 +36,8 @@ class CronRecurrence {
   const Zone& zone() const { return *zone_; }
 
  private:
-  CronRecurrence(const CronExpression& expression, std::shared_ptr<const Zone> zone,
-                 DstGap gap, DstOverlap overlap)
+  CronRecurrence(const CronExpression& expression, std::shared_ptr<const Zone> zone, DstGap gap,
+                 DstOverlap overlap)
       : search_(expression), zone_(std::move(zone)), gap_(gap), overlap_(overlap) {}
 
   // The first instant >= `from_s` given by the first instant of a local

@@ -1,9 +1,9 @@
 #include "schedule/cron_search.h"
 
+#include <date/date.h>
+
 #include <algorithm>
 #include <bit>
-
-#include <date/date.h>
 
 namespace tickwheel::server::internal {
 namespace {
@@ -67,8 +67,8 @@ std::uint32_t CronSearch::DaysOfMonth(unsigned length, unsigned first) const {
   for (std::uint32_t w = e.nearest_weekday & valid; w != 0; w &= w - 1) {
     unsigned n = static_cast<unsigned>(std::countr_zero(w));
     unsigned d = n;
-    if (weekday(n) == 6) d = n == 1 ? 3 : n - 1;            // Saturday: Friday, or Monday the 3rd
-    if (weekday(n) == 0) d = n == length ? n - 2 : n + 1;   // Sunday: Monday, or Friday
+    if (weekday(n) == 6) d = n == 1 ? 3 : n - 1;           // Saturday: Friday, or Monday the 3rd
+    if (weekday(n) == 0) d = n == length ? n - 2 : n + 1;  // Sunday: Monday, or Friday
     dom |= 1u << d;
   }
 

@@ -26,7 +26,8 @@ inline constexpr std::int64_t kGregorianCycleSeconds = 146097LL * 86400;
 // one step per month in which no day matches; it never walks minutes.
 //
 //   CronSearch search(*ParseCronExpression("0 9 * * MON-FRI"));
-//   std::optional<std::int64_t> t = search.NextMatch(local_now, local_now + kGregorianCycleSeconds);
+//   std::optional<std::int64_t> t = search.NextMatch(local_now, local_now +
+//   kGregorianCycleSeconds);
 class CronSearch {
  public:
   explicit CronSearch(const CronExpression& expression);

@@ -1,10 +1,12 @@
 #include "schedule/posix_time_zone.h"
 
+#include <date/date.h>
+
 #include <algorithm>
 #include <array>
+#include <fstream>
+#include <iterator>
 #include <limits>
-
-#include <date/date.h>
 
 namespace tickwheel::server::internal {
 namespace {
@@ -169,10 +171,8 @@ std::int64_t PosixTimeZone::TransitionUtc(const Rule& rule, int year, std::int32
       // 1970-01-01 was a Thursday (4).
       int first_weekday = static_cast<int>(((first % 7) + 7 + 4) % 7);
       int day = 1 + (rule.weekday - first_weekday + 7) % 7 + 7 * (rule.week - 1);
-      unsigned last =
-          static_cast<unsigned>((date::year(year) / date::month(static_cast<unsigned>(rule.month)) /
-                                 date::last)
-                                    .day());
+      unsigned last = static_cast<unsigned>(
+          (date::year(year) / date::month(static_cast<unsigned>(rule.month)) / date::last).day());
       while (day > static_cast<int>(last)) day -= 7;
       days = first + day - 1;
       break;
@@ -212,6 +212,16 @@ PosixTimeZone::Period PosixTimeZone::At(std::int64_t utc_s) const {
   }
   p.utc_offset_s = p.is_dst ? dst_offset_s_ : std_offset_s_;
   return p;
+}
+
+std::string ReadTzifFooter(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (bytes.size() < 6 || bytes.compare(0, 4, "TZif") != 0 || bytes[4] < '2') return "";
+  if (bytes.back() != '\n') return "";
+  std::size_t start = bytes.rfind('\n', bytes.size() - 2);
+  if (start == std::string::npos) return "";
+  return bytes.substr(start + 1, bytes.size() - start - 2);
 }
 
 }  // namespace tickwheel::server::internal

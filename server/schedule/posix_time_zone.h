@@ -59,6 +59,10 @@ class PosixTimeZone {
   Rule end_;    // DST -> standard
 };
 
+// The POSIX TZ string at the end of the version 2+ TZif file at `path`
+// ("" if there is none or the file cannot be read).
+std::string ReadTzifFooter(const std::string& path);
+
 }  // namespace tickwheel::server::internal
 
 #endif  // TICKWHEEL_SERVER_SCHEDULE_POSIX_TIME_ZONE_H_

@@ -16,10 +16,10 @@ Result<Recurrence> Recurrence::Compile(const RecurrenceSpec& spec) {
   bool has_every = spec.every_ms.has_value();
   bool has_cron = !spec.cron.empty();
   if (has_every == has_cron) {
-    return Status::Invalid(has_every ? "invalid_value" : "missing_field",
-                           has_every ? "give either every_ms or cron, not both"
-                                     : "a schedule needs every_ms or cron",
-                           has_every ? "cron" : "every_ms");
+    return Status::Invalid(
+        has_every ? "invalid_value" : "missing_field",
+        has_every ? "give either every_ms or cron, not both" : "a schedule needs every_ms or cron",
+        has_every ? "cron" : "every_ms");
   }
   Recurrence r;
   r.spec_ = spec;
@@ -88,10 +88,9 @@ Result<DstGap> ParseDstGap(std::string_view s) {
 Result<DstOverlap> ParseDstOverlap(std::string_view s) {
   if (s == "first") return DstOverlap::kFirst;
   if (s == "both") return DstOverlap::kBoth;
-  return Status::Invalid("invalid_value",
-                         "dst_overlap must be \"first\" or \"both\", not \"" + std::string(s) +
-                             "\"",
-                         "dst_overlap");
+  return Status::Invalid(
+      "invalid_value", "dst_overlap must be \"first\" or \"both\", not \"" + std::string(s) + "\"",
+      "dst_overlap");
 }
 
 std::string_view ToString(DstGap gap) { return gap == DstGap::kSkip ? "skip" : "shift"; }

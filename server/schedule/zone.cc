@@ -1,13 +1,11 @@
 #include "schedule/zone.h"
 
+#include <date/tz.h>
+
 #include <algorithm>
 #include <exception>
-#include <fstream>
-#include <iterator>
 #include <limits>
 #include <unordered_map>
-
-#include <date/tz.h>
 
 #include "schedule/cron_search.h"  // kMinLocalSeconds, kMaxLocalSeconds
 #include "tickwheel/internal/mutex.h"
@@ -15,8 +13,6 @@
 namespace tickwheel::server::internal {
 namespace {
 
-// Where Debian's libdate-tz (USE_OS_TZDB) finds the zones.
-constexpr const char* kZoneDir = "/usr/share/zoneinfo/";
 // More than any UTC offset ever used (local mean times reached +-15:56).
 constexpr std::int64_t kMaxOffsetSpan = 26 * 3600;
 
@@ -37,17 +33,6 @@ std::string Printable(std::string_view s) {
     out += (c < 0x20 || c >= 0x7f) ? '?' : static_cast<char>(c);
   }
   return out;
-}
-
-// The POSIX TZ string at the end of a version 2+ TZif file ("" if none).
-std::string ReadFooter(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (bytes.size() < 6 || bytes.compare(0, 4, "TZif") != 0 || bytes[4] < '2') return "";
-  if (bytes.back() != '\n') return "";
-  std::size_t start = bytes.rfind('\n', bytes.size() - 2);
-  if (start == std::string::npos) return "";
-  return bytes.substr(start + 1, bytes.size() - start - 2);
 }
 
 Status ZoneError(const std::string& message) {
@@ -74,7 +59,8 @@ Result<std::shared_ptr<const Zone>> Zone::Find(std::string_view name) {
 Result<std::shared_ptr<const Zone>> Zone::Load(const std::string& name) {
   if (name == "localtime") {
     return ZoneError(
-        "time_zone \"localtime\" is the server's own zone; name the zone the schedule "
+        "time_zone \"localtime\" is the server's own zone; name the zone the "
+        "schedule "
         "runs in (e.g. Europe/Berlin, or UTC)");
   }
   const date::time_zone* tz = nullptr;
@@ -87,8 +73,10 @@ Result<std::shared_ptr<const Zone>> Zone::Load(const std::string& name) {
     try {
       for (const date::time_zone& z : date::get_tzdb().zones) {
         if (EqualsIgnoringCase(z.name(), name)) {
-          message = "time_zone \"" + Printable(name) + "\" is not in the tz database; did you "
-                    "mean \"" + std::string(z.name()) + "\"? (names are case-sensitive)";
+          message = "time_zone \"" + Printable(name) +
+                    "\" is not in the tz database; did you "
+                    "mean \"" +
+                    std::string(z.name()) + "\"? (names are case-sensitive)";
           break;
         }
       }
@@ -103,7 +91,7 @@ Result<std::shared_ptr<const Zone>> Zone::Load(const std::string& name) {
   // transition; from there the footer knows better.
   using std::chrono::seconds;
   date::sys_info last = tz->get_info(date::sys_days(date::year(9999) / 1 / 1));
-  std::optional<PosixTimeZone> footer = PosixTimeZone::Parse(ReadFooter(kZoneDir + name));
+  std::optional<PosixTimeZone> footer = PosixTimeZone::Parse(ReadTzifFooter(kZoneDirectory + name));
   if (footer && footer->has_dst()) {
     zone->footer_ = std::move(footer);
     zone->footer_from_ = last.begin.time_since_epoch().count();

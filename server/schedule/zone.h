@@ -23,6 +23,10 @@ class time_zone;
 
 namespace tickwheel::server::internal {
 
+// Where Debian's libdate-tz (USE_OS_TZDB) reads the zones, and Zone their
+// footers.
+inline constexpr const char* kZoneDirectory = "/usr/share/zoneinfo/";
+
 // Thread safety: immutable; shared by every Recurrence in its zone.
 // Cost: At and Resolve are a binary search in the zone's transitions
 // (~100 ns), or a few date computations past 2037. No allocation but the
