@@ -8,9 +8,11 @@
 namespace tickwheel::server::internal {
 namespace {
 
-// Instants this close to the ends of the years 0001-9999 have local times
-// outside them in some zone; NextAfter starts no earlier than this.
+// Local times are those of the years 0001-9999; instants within a day of
+// those ends may read inside them or not, depending on the zone. NextAfter
+// starts no earlier than kMinInstant, and finds nothing after kMaxInstant.
 constexpr std::int64_t kMinInstant = kMinLocalSeconds + 26 * 3600;
+constexpr std::int64_t kMaxInstant = kMaxLocalSeconds + 26 * 3600;
 
 std::int64_t FloorDiv(std::int64_t a, std::int64_t b) {
   return a / b - ((a % b != 0) && ((a < 0) != (b < 0)) ? 1 : 0);
@@ -33,8 +35,9 @@ std::optional<std::int64_t> CronRecurrence::FirstInstants(std::int64_t from_s,
   // The first instant of a local time never decreases as the local time
   // grows (the end of a gap counts as its times' instant), so the first
   // local time from here on that is not skipped gives the answer. Local
-  // times before `from`'s reading have first instants before `from_s`; so
-  // do those left of an overlap `from_s` is in the second pass of.
+  // times before `from`'s reading have first instants before `from_s`
+  // (but for a gap that ends at from_s); so do those left of an overlap
+  // `from_s` is in the second pass of.
   Zone::Period period = zone_->At(from_s);
   std::int64_t local = from_s + period.utc_offset_s;
   if (period.begin > kMinInstant) {
@@ -42,6 +45,10 @@ std::optional<std::int64_t> CronRecurrence::FirstInstants(std::int64_t from_s,
     std::int64_t overlap = std::int64_t{before.utc_offset_s} - period.utc_offset_s;
     if (overlap > 0 && from_s < period.begin + overlap) {
       local = period.begin + before.utc_offset_s;  // the end of the overlap
+    } else if (overlap < 0 && from_s == period.begin) {
+      // A gap ends exactly at from_s: its times, all shifted to from_s,
+      // are still to come.
+      local = period.begin + before.utc_offset_s;  // the start of the gap
     }
   }
   while (true) {
@@ -74,7 +81,7 @@ std::optional<std::int64_t> CronRecurrence::NextAfter(std::int64_t after_ms) con
   if (!search_.can_match()) return std::nullopt;
   // Cron fires on whole seconds: the first one strictly after after_ms.
   std::int64_t from_s = std::max(FloorDiv(after_ms, 1000) + 1, kMinInstant);
-  if (from_s > kMaxLocalSeconds) return std::nullopt;
+  if (from_s > kMaxInstant) return std::nullopt;
   // Within one 400-year cycle a spec that matches at all matches again;
   // only DST "skip" can drop every match, and the bound ends that search.
   std::int64_t limit_local = from_s + kGregorianCycleSeconds + 2 * 86400;
@@ -90,7 +97,7 @@ std::optional<std::int64_t> CronRecurrence::NextAfter(std::int64_t after_ms) con
       Zone::Period before = zone_->At(period.begin - 1);
       second = SecondInstant(from_s, period.begin, before.utc_offset_s, period.utc_offset_s);
     }
-    if (!second && period.end < kMaxLocalSeconds) {
+    if (!second && period.end < kMaxInstant) {
       Zone::Period after = zone_->At(period.end);
       second = SecondInstant(from_s, period.end, period.utc_offset_s, after.utc_offset_s);
     }

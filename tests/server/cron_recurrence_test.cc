@@ -143,6 +143,21 @@ TEST(CronRecurrenceTest, FromInsideTheOverlapEachPolicyGoesOnCorrectly) {
             (Strings{"2026-10-25T03:00:00+01:00"}));
 }
 
+TEST(CronRecurrenceTest, FromJustBeforeAGapEndsItsShiftedTimesStillFire) {
+  // Havana moves from 00:00 CST to 01:00 CDT (2026-03-08, 05:00 UTC):
+  // midnight shifts to 01:00 CDT, also when asked a millisecond before.
+  // (Found by cron_recurrence_fuzz's seed.)
+  Recurrence havana = Cron("0 0 * * *", "America/Havana");
+  std::int64_t gap_end = UtcMs(2026, 3, 8, 5);
+  EXPECT_EQ(havana.NextAfter(gap_end - 1), gap_end);
+  EXPECT_EQ(havana.NextAfter(gap_end - 1000), gap_end);
+  EXPECT_EQ(havana.Describe(gap_end).local, "2026-03-08T01:00:00-04:00");
+  EXPECT_EQ(Cron("30 2 * * *", "Europe/Berlin").NextAfter(UtcMs(2026, 3, 29, 1) - 1),
+            UtcMs(2026, 3, 29, 1));
+  EXPECT_EQ(Cron("30 2 * * *", "Europe/Berlin", DstGap::kSkip).NextAfter(UtcMs(2026, 3, 29, 1) - 1),
+            UtcMs(2026, 3, 30, 0, 30));
+}
+
 TEST(CronRecurrenceTest, NewYorkSpringGapAndAutumnOverlap) {
   // 2026-03-08 02:00 EST -> 03:00 EDT; 2026-11-01 02:00 EDT -> 01:00 EST.
   EXPECT_EQ(Next(Cron("30 2 * * *", "America/New_York"), UtcMs(2026, 3, 7, 12), 2),
@@ -263,6 +278,15 @@ TEST(CronRecurrenceTest, TheCalendarEndsWithTheYear9999) {
   EXPECT_EQ(Next(r, UtcMs(9999, 1, 1), 2), (Strings{"9999-12-31T23:59:59+00:00"}));
   EXPECT_EQ(Cron("0 0 1 1 *", "Asia/Tokyo").NextAfter(UtcMs(9999, 6, 1)), std::nullopt);
   EXPECT_EQ(r.NextAfter(std::numeric_limits<std::int64_t>::max()), std::nullopt);
+  // The last local time of 9999 in New York is an instant of the year
+  // 10000, and found from any instant before it. (Found by
+  // cron_recurrence_fuzz: NextAfter(next - 1) answered none.)
+  Recurrence new_york = Cron("59 19 23 31 12 *", "America/New_York");
+  std::optional<std::int64_t> last = new_york.NextAfter(UtcMs(9999, 12, 31, 23));
+  ASSERT_TRUE(last);
+  EXPECT_EQ(new_york.Describe(*last).local, "9999-12-31T23:19:59-05:00");
+  EXPECT_EQ(new_york.NextAfter(*last - 1), last);
+  EXPECT_EQ(new_york.NextAfter(*last), std::nullopt);
   // Before the year 1 the search starts at its beginning.
   std::optional<std::int64_t> first =
       Cron("0 0 1 1 *").NextAfter(std::numeric_limits<std::int64_t>::min());
@@ -337,6 +361,7 @@ TEST(CronRecurrenceTest, NextAfterIsTheBruteForceSecondBySecondAroundEveryTransi
       {"America/New_York", 2026, 11, 1},   {"America/New_York", 2044, 3, 13},
       {"Australia/Lord_Howe", 2026, 4, 5}, {"Australia/Lord_Howe", 2026, 10, 4},
       {"Australia/Lord_Howe", 2046, 4, 1}, {"Asia/Tokyo", 2026, 3, 29},
+      {"America/Havana", 2026, 3, 8},      {"America/Havana", 2026, 11, 1},
   };
   const char* specs[] = {"*/15 * * * *",    "30 2 * * *", "0 * * * *",     "17 */7 * * * *",
                          "15,45 1-3 * * *", "0 0 * * *",  "59 59 1 * * *", "0 30 1,2 * * *"};
@@ -367,6 +392,11 @@ TEST(CronRecurrenceTest, NextAfterIsTheBruteForceSecondBySecondAroundEveryTransi
           }
           ASSERT_EQ(actual, expected) << text << " in " << w.zone << " " << w.y << "-" << w.m << " "
                                       << ToString(gap) << "/" << ToString(overlap);
+          // From just before each fire time, it is the next one.
+          for (std::int64_t f : expected) {
+            ASSERT_EQ(r.NextAfter(f - 1), f) << text << " in " << w.zone << " at " << f;
+            ASSERT_EQ(r.NextAfter(f - 1000), f) << text << " in " << w.zone << " at " << f;
+          }
           fires += static_cast<int>(actual.size());
         }
       }
