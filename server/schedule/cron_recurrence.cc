@@ -13,6 +13,8 @@ namespace {
 // starts no earlier than kMinInstant, and finds nothing after kMaxInstant.
 constexpr std::int64_t kMinInstant = kMinLocalSeconds + 26 * 3600;
 constexpr std::int64_t kMaxInstant = kMaxLocalSeconds + 26 * 3600;
+// More than any UTC offset, and so than any gap or overlap.
+constexpr std::int64_t kMaxOffsetSpan = 26 * 3600;
 
 std::int64_t FloorDiv(std::int64_t a, std::int64_t b) {
   return a / b - ((a % b != 0) && ((a < 0) != (b < 0)) ? 1 : 0);
@@ -31,6 +33,7 @@ Result<std::shared_ptr<const CronRecurrence>> CronRecurrence::Compile(const Recu
 }
 
 std::optional<std::int64_t> CronRecurrence::FirstInstants(std::int64_t from_s,
+                                                          const Zone::Period& period,
                                                           std::int64_t limit_local) const {
   // The first instant of a local time never decreases as the local time
   // grows (the end of a gap counts as its times' instant), so the first
@@ -38,9 +41,8 @@ std::optional<std::int64_t> CronRecurrence::FirstInstants(std::int64_t from_s,
   // times before `from`'s reading have first instants before `from_s`
   // (but for a gap that ends at from_s); so do those left of an overlap
   // `from_s` is in the second pass of.
-  Zone::Period period = zone_->At(from_s);
   std::int64_t local = from_s + period.utc_offset_s;
-  if (period.begin > kMinInstant) {
+  if (period.begin > kMinInstant && from_s - period.begin < kMaxOffsetSpan) {
     Zone::Period before = zone_->At(period.begin - 1);
     std::int64_t overlap = std::int64_t{before.utc_offset_s} - period.utc_offset_s;
     if (overlap > 0 && from_s < period.begin + overlap) {
@@ -54,6 +56,10 @@ std::optional<std::int64_t> CronRecurrence::FirstInstants(std::int64_t from_s,
   while (true) {
     std::optional<std::int64_t> match = search_.NextMatch(local, limit_local);
     if (!match) return std::nullopt;
+    // Most often the match reads in from_s's own period, far from its
+    // ends: then no other offset can give it an instant.
+    std::int64_t u = *match - period.utc_offset_s;
+    if (u - period.begin >= kMaxOffsetSpan && period.end - u > kMaxOffsetSpan) return u;
     Zone::Resolved r = zone_->Resolve(*match);
     if (r.kind == Zone::Resolved::Kind::kGap && gap_ == DstGap::kSkip) {
       // Go on after the gap: the local time at which it ends.
@@ -86,18 +92,19 @@ std::optional<std::int64_t> CronRecurrence::NextAfter(std::int64_t after_ms) con
   // only DST "skip" can drop every match, and the bound ends that search.
   std::int64_t limit_local = from_s + kGregorianCycleSeconds + 2 * 86400;
 
-  std::optional<std::int64_t> best = FirstInstants(from_s, limit_local);
+  Zone::Period period = zone_->At(from_s);
+  std::optional<std::int64_t> best = FirstInstants(from_s, period, limit_local);
   if (overlap_ == DstOverlap::kBoth) {
     // Second instants of overlap times come after first instants of later
     // local times only in the overlap around `from_s`: that of the
-    // transition that began its period, or of the one that ends it.
-    Zone::Period period = zone_->At(from_s);
+    // transition that began its period, or of the one that ends it (an
+    // overlap lasts less than kMaxOffsetSpan).
     std::optional<std::int64_t> second;
-    if (period.begin > kMinInstant) {
+    if (period.begin > kMinInstant && from_s - period.begin < kMaxOffsetSpan) {
       Zone::Period before = zone_->At(period.begin - 1);
       second = SecondInstant(from_s, period.begin, before.utc_offset_s, period.utc_offset_s);
     }
-    if (!second && period.end < kMaxInstant) {
+    if (!second && period.end < kMaxInstant && (!best || *best > period.end)) {
       Zone::Period after = zone_->At(period.end);
       second = SecondInstant(from_s, period.end, period.utc_offset_s, after.utc_offset_s);
     }

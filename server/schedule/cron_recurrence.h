@@ -42,7 +42,9 @@ class CronRecurrence {
 
   // The first instant >= `from_s` given by the first instant of a local
   // time (or the end of the gap it is in), DST gap policy applied.
-  std::optional<std::int64_t> FirstInstants(std::int64_t from_s, std::int64_t limit_local) const;
+  // `period` is the zone's period at from_s.
+  std::optional<std::int64_t> FirstInstants(std::int64_t from_s, const Zone::Period& period,
+                                            std::int64_t limit_local) const;
   // The earliest second instant of an overlap time, >= `from_s`, of the
   // overlap of the backward transition at `transition`: local times
   // [transition + after_offset, transition + before_offset).
