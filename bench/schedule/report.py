@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""Runs the recurrence benchmark and rewrites its region of docs/performance.md.
+
+    python3 bench/schedule/report.py [--build build] [--quick] [--repetitions N]
+
+Runs build/bench/schedule/recurrence_bench (Google Benchmark, JSON, each
+benchmark --repetitions times, medians of CPU time per call), times
+python3-croniter 1.3.5 on the same specs and zones (Debian's /usr/bin/python3:
+a zoned start, get_next chained as the C++ side does, process time per
+call), keeps the raw figures in bench/schedule/results/, and replaces what
+lies between <!-- BEGIN schedule-bench --> and <!-- END schedule-bench --> in
+docs/performance.md. Nothing outside the markers is touched.
+"""
+import argparse
+import datetime
+import importlib.util
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def machine():
+    """The runtime report's machine line (CPU model, CPUs, load)."""
+    spec = importlib.util.spec_from_file_location(
+        "runtime_report", os.path.join(ROOT, "bench", "runtime", "report.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.machine()
+
+BEGIN = "<!-- BEGIN schedule-bench -->"
+END = "<!-- END schedule-bench -->"
+
+# label (as in recurrence_bench.cc) -> (what it is, cron, croniter's cron, zone)
+SPECS = {
+    "every_ms_60000": ("every_ms 60000", None, None, "UTC"),
+    "every_5_minutes_utc": ("`*/5 * * * *`", "*/5 * * * *", "*/5 * * * *", "UTC"),
+    "weekdays_9_berlin": ("`0 9 * * MON-FRI`", "0 9 * * MON-FRI", "0 9 * * MON-FRI",
+                          "Europe/Berlin"),
+    "daily_0230_berlin_both": ("`30 2 * * *`, overlap both", "30 2 * * *", "30 2 * * *",
+                               "Europe/Berlin"),
+    "every_10_seconds_new_york": ("`*/10 * * * * *`", "*/10 * * * * *", "* * * * * */10",
+                                  "America/New_York"),
+    "hourly_lord_howe": ("`0 * * * *`", "0 * * * *", "0 * * * *", "Australia/Lord_Howe"),
+    "last_day_of_month_tokyo": ("`0 0 L * *`", "0 0 L * *", "0 0 L * *", "Asia/Tokyo"),
+    "friday_or_31st_berlin": ("`0 0 31 * FRI`", "0 0 31 * FRI", "0 0 31 * FRI",
+                              "Europe/Berlin"),
+    "leap_day_utc": ("`0 0 29 2 *`", "0 0 29 2 *", "0 0 29 2 *", "UTC"),
+    "fifth_monday_of_february_utc": ("`0 0 * 2 MON#5`", "0 0 * 2 MON#5", "0 0 * 2 MON#5",
+                                     "UTC"),
+    "impossible_30_february": ("`0 0 30 2 *` (none)", "0 0 30 2 *", "0 0 30 2 *", "UTC"),
+}
+
+CRONITER_TIMER = r"""
+import json, sys, time
+from datetime import datetime, timezone
+from zoneinfo import ZoneInfo
+from croniter import croniter
+cron, zone, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
+z = ZoneInfo(zone)
+start = datetime(2026, 1, 1, tzinfo=timezone.utc).astimezone(z)
+end = datetime(2100, 1, 1, tzinfo=timezone.utc)
+c = croniter(cron, start)
+t, calls, begin = start, 0, time.process_time()
+while time.process_time() - begin < seconds:
+    try:
+        t = c.get_next(datetime, t)
+    except Exception:
+        t = start
+    if t >= end:
+        t = start
+    calls += 1
+print(json.dumps({"ns_per_call": (time.process_time() - begin) / calls * 1e9, "calls": calls}))
+"""
+
+
+def run_benchmark(binary, min_time, repetitions, out_path):
+    if not os.path.exists(binary):
+        sys.exit(f"report.py: {binary} is missing; build it first "
+                 "(cmake --build build --target recurrence_bench)")
+    cmd = [binary, "--benchmark_format=json", f"--benchmark_out={out_path}",
+           "--benchmark_out_format=json", f"--benchmark_min_time={min_time}",
+           f"--benchmark_repetitions={repetitions}"]
+    print("running", " ".join(cmd), file=sys.stderr)
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    with open(out_path) as f:
+        data = json.load(f)
+    runs = {}
+    for b in data["benchmarks"]:
+        if b.get("run_type") != "iteration":
+            continue
+        if b.get("error_occurred"):
+            sys.exit(f"report.py: {b['name']} failed: {b.get('error_message')}")
+        runs.setdefault(b["run_name"], []).append(b["cpu_time"])  # ns per call
+    return {name: statistics.median(v) for name, v in runs.items()}
+
+
+def time_croniter(cron, zone, seconds):
+    out = subprocess.run(["/usr/bin/python3", "-c", CRONITER_TIMER, cron, zone, str(seconds)],
+                         check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)["ns_per_call"]
+
+
+def duration(ns):
+    if ns is None:
+        return "–"
+    if ns >= 1e6:
+        return f"{ns / 1e6:.1f} ms"
+    if ns >= 1e3:
+        return f"{ns / 1e3:.2f} µs"
+    return f"{ns:.0f} ns"
+
+
+def ratio(peer, ours):
+    return "–" if peer is None else f"{peer / ours:,.0f}x"
+
+
+def region(cpp, croniter_ns, info, quick):
+    lines = [BEGIN,
+             "<!-- generated by bench/schedule/report.py; edits here are overwritten -->",
+             "",
+             f"Measured {info['date']} on {info['machine']}{' (quick run)' if quick else ''}; "
+             f"CPU time per call, medians of {info['repetitions']} repetitions. Each call's "
+             "answer is the next call's start, from 2026 on (over again from 2026 past 2100 "
+             "or when there is none). Ratios: how many times longer the peer takes.",
+             "",
+             "| spec | zone | NextAfter | naive minute walk | ratio | croniter 1.3.5 | ratio |",
+             "|---|---|---:|---:|---:|---:|---:|"]
+    for label, (what, _, _, zone) in SPECS.items():
+        ours = cpp.get(f"next_after/{label}")
+        walk = cpp.get(f"walk/{label}")
+        peer = croniter_ns.get(label)
+        lines.append(f"| {what} | {zone} | {duration(ours)} | {duration(walk)} | "
+                     f"{ratio(walk, ours)} | {duration(peer)} | {ratio(peer, ours)} |")
+    lines += ["", END]
+    return "\n".join(lines)
+
+
+def write_region(text):
+    path = os.path.join(ROOT, "docs", "performance.md")
+    with open(path) as f:
+        doc = f.read()
+    if BEGIN in doc and END in doc:
+        doc = doc[:doc.index(BEGIN)] + text + doc[doc.index(END) + len(END):]
+    else:
+        doc = doc.rstrip("\n") + "\n\n## Schedules: Recurrence::NextAfter\n\n" + text + "\n"
+    with open(path, "w") as f:
+        f.write(doc)
+    print("wrote", path, file=sys.stderr)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--quick", action="store_true", help="short runs, one repetition")
+    parser.add_argument("--repetitions", type=int, default=3)
+    args = parser.parse_args()
+    min_time = 0.05 if args.quick else 0.5
+    repetitions = 1 if args.quick else args.repetitions
+    results = os.path.join(ROOT, "bench", "schedule", "results")
+    os.makedirs(results, exist_ok=True)
+    info = {"date": datetime.date.today().isoformat(), "machine": machine(),
+            "repetitions": repetitions}
+    cpp = run_benchmark(os.path.join(args.build, "bench", "schedule", "recurrence_bench"),
+                        min_time, repetitions, os.path.join(results, "recurrence_bench.json"))
+    croniter_ns = {}
+    for label, (_, _, croniter_cron, zone) in SPECS.items():
+        if croniter_cron is not None:
+            print("timing croniter", croniter_cron, zone, file=sys.stderr)
+            croniter_ns[label] = statistics.median(
+                time_croniter(croniter_cron, zone, 0.3 if args.quick else 1.0)
+                for _ in range(repetitions))
+    with open(os.path.join(results, "croniter.json"), "w") as f:
+        json.dump(croniter_ns, f, indent=1)
+    write_region(region(cpp, croniter_ns, info, args.quick))
+
+
+if __name__ == "__main__":
+    main()
