@@ -115,6 +115,19 @@ TEST(CronSearchTest, BothDayFieldsRestrictedMatchEither) {
             (Strings{"2026-05-01T00:00:00", "2026-05-08T00:00:00", "2026-05-15T00:00:00"}));
 }
 
+TEST(CronSearchTest, TheEitherRuleHoldsForTheSpecialDaysToo) {
+  // The 1st, or the second Monday (croniter applies # to both halves).
+  EXPECT_EQ(Next("0 0 1 * MON#2", L(2026, 3, 2), 4),
+            (Strings{"2026-03-09T00:00:00", "2026-04-01T00:00:00", "2026-04-13T00:00:00",
+                     "2026-05-01T00:00:00"}));
+  // The last day, or the last Friday.
+  EXPECT_EQ(Next("0 0 L * FRIL", L(2026, 4, 1), 3),
+            (Strings{"2026-04-24T00:00:00", "2026-04-30T00:00:00", "2026-05-29T00:00:00"}));
+  // February 31st never is: the Mondays of February remain.
+  EXPECT_EQ(Next("0 0 31 2 MON", L(2026, 1, 1), 2),
+            (Strings{"2026-02-02T00:00:00", "2026-02-09T00:00:00"}));
+}
+
 TEST(CronSearchTest, OneDayFieldUnrestrictedMeansTheOtherDecides) {
   EXPECT_EQ(Next("0 0 1-31 * MON", L(2026, 3, 3), 2),  // 1-31 is every day: Mondays
             (Strings{"2026-03-09T00:00:00", "2026-03-16T00:00:00"}));
