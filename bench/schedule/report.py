@@ -13,7 +13,6 @@ docs/performance.md. Nothing outside the markers is touched.
 """
 import argparse
 import datetime
-import importlib.util
 import json
 import os
 import statistics
@@ -21,15 +20,8 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def machine():
-    """The runtime report's machine line (CPU model, CPUs, load)."""
-    spec = importlib.util.spec_from_file_location(
-        "runtime_report", os.path.join(ROOT, "bench", "runtime", "report.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.machine()
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from report_util import cpu_model, replace_region  # noqa: E402
 
 BEGIN = "<!-- BEGIN schedule-bench -->"
 END = "<!-- END schedule-bench -->"
@@ -143,12 +135,8 @@ def write_region(text):
     path = os.path.join(ROOT, "docs", "performance.md")
     with open(path) as f:
         doc = f.read()
-    if BEGIN in doc and END in doc:
-        doc = doc[:doc.index(BEGIN)] + text + doc[doc.index(END) + len(END):]
-    else:
-        doc = doc.rstrip("\n") + "\n\n## Schedules: Recurrence::NextAfter\n\n" + text + "\n"
     with open(path, "w") as f:
-        f.write(doc)
+        f.write(replace_region(doc, BEGIN, END, text))
     print("wrote", path, file=sys.stderr)
 
 
@@ -162,7 +150,9 @@ def main():
     repetitions = 1 if args.quick else args.repetitions
     results = os.path.join(ROOT, "bench", "schedule", "results")
     os.makedirs(results, exist_ok=True)
-    info = {"date": datetime.date.today().isoformat(), "machine": machine(),
+    machine = (f"{cpu_model()}, {os.cpu_count()} CPUs, load average "
+               f"{os.getloadavg()[0]:.1f} at the start")
+    info = {"date": datetime.date.today().isoformat(), "machine": machine,
             "repetitions": repetitions}
     cpp = run_benchmark(os.path.join(args.build, "bench", "schedule", "recurrence_bench"),
                         min_time, repetitions, os.path.join(results, "recurrence_bench.json"))
