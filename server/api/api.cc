@@ -3,6 +3,7 @@
 
 #include <optional>
 
+#include "api/openapi.h"
 #include "api/timer_request.h"
 
 namespace tickwheel::server {
@@ -23,6 +24,7 @@ Route MatchRoute(std::string_view path) {
   if (path == "/v1/stats") return {Route::Kind::kStats};
   if (path == "/v1/stats/series") return {Route::Kind::kStatsSeries};
   if (path == "/v1/cluster") return {Route::Kind::kCluster};
+  if (path == "/v1/openapi.json") return {Route::Kind::kOpenApi};
   if (path.size() <= kTimers.size() + 1 || path.substr(0, kTimers.size() + 1) != "/v1/timers/") {
     return {};
   }
@@ -48,21 +50,21 @@ std::string_view RouteTemplate(Route::Kind kind) {
     case Route::Kind::kStats: return "/v1/stats";
     case Route::Kind::kStatsSeries: return "/v1/stats/series";
     case Route::Kind::kCluster: return "/v1/cluster";
+    case Route::Kind::kOpenApi: return "/v1/openapi.json";
     case Route::Kind::kNone: return "other";
   }
   return "other";
 }
 
-namespace {
-
-const char* Allowed(Route::Kind kind) {
+const char* AllowedMethods(Route::Kind kind) {
   switch (kind) {
     case Route::Kind::kHealth:
     case Route::Kind::kMetrics:
     case Route::Kind::kWhoami:
     case Route::Kind::kStats:
     case Route::Kind::kStatsSeries:
-    case Route::Kind::kCluster: return "GET";
+    case Route::Kind::kCluster:
+    case Route::Kind::kOpenApi: return "GET";
     case Route::Kind::kTimers: return "GET, POST";
     case Route::Kind::kBatch:
     case Route::Kind::kTimerRetry:
@@ -73,6 +75,8 @@ const char* Allowed(Route::Kind kind) {
   }
   return "";
 }
+
+namespace {
 
 HttpResponse MethodNotAllowed(const HttpRequest& req, std::string_view path, const char* allow) {
   HttpResponse res = ErrorResponse(
@@ -112,7 +116,8 @@ asio::awaitable<HttpResponse> Api::Answer(HttpRequest& req, const Route& route) 
   std::optional<HttpResponse> res;  // stays empty if the method is not the route's
   // Who asks, before anything is looked at.
   Role role = Role::kAnonymous;
-  const bool v1 = path == "/v1" || path.substr(0, 4) == "/v1/";
+  const bool v1 = (path == "/v1" || path.substr(0, 4) == "/v1/") &&
+                  route.kind != Route::Kind::kOpenApi;  // the description is public
   if (v1 || (route.kind == Route::Kind::kMetrics && access_.metrics_auth)) {
     Result<Role> who = access_.auth.Authenticate(req);
     Status allowed = who.ok() && v1 && route.kind != Route::Kind::kNone
@@ -177,6 +182,9 @@ asio::awaitable<HttpResponse> Api::Answer(HttpRequest& req, const Route& route) 
     case Route::Kind::kCluster:
       if (method == http::verb::get) res = stats_.Cluster();
       break;
+    case Route::Kind::kOpenApi:
+      if (method == http::verb::get) res = OpenApiResponse(req);
+      break;
     case Route::Kind::kTimer:
     case Route::Kind::kTimerRetry: {
       if (Status s = ValidateId(route.id, "id"); !s.ok()) {
@@ -193,7 +201,7 @@ asio::awaitable<HttpResponse> Api::Answer(HttpRequest& req, const Route& route) 
       break;
     }
   }
-  if (!res) res = MethodNotAllowed(req, path, Allowed(route.kind));
+  if (!res) res = MethodNotAllowed(req, path, AllowedMethods(route.kind));
   co_return std::move(*res);
 }
 

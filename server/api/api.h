@@ -24,6 +24,7 @@ struct Route {
   enum class Kind {
     kNone, kHealth, kMetrics, kWhoami, kTimers, kBatch, kTimer, kTimerRetry,
     kRetryFailed, kDeleteFailed, kStats, kStatsSeries, kCluster,
+    kOpenApi,
   };
   Kind kind = Kind::kNone;
   std::string id;  // kTimer, kTimerRetry
@@ -33,15 +34,19 @@ Route MatchRoute(std::string_view path);
 // ("/v1/timers/{id}"; "other" for no route): never a raw path, so the
 // label's values are bounded. A new route kind gets its template here.
 std::string_view RouteTemplate(Route::Kind kind);
+// "GET, POST", ...: the methods `kind` takes ("" for kNone). Every route
+// and its methods are in docs/openapi.json (openapi_routes_test).
+const char* AllowedMethods(Route::Kind kind);
 
 struct ApiAccess {
   TokenAuth auth;             // no tokens: every request is anonymous
   bool metrics_auth = false;  // /metrics needs a token too
 };
 
-// Every /v1 path (known or not) needs a valid token when there are tokens:
-// 401 with WWW-Authenticate without one, 403 for a read token that writes.
-// /healthz is always open; /metrics is open unless access.metrics_auth.
+// Every /v1 path (known or not) but /v1/openapi.json needs a valid token
+// when there are tokens: 401 with WWW-Authenticate without one, 403 for a
+// read token that writes. /healthz and /v1/openapi.json are always open;
+// /metrics is open unless access.metrics_auth.
 //
 // Thread safety: Handle may run on any number of threads at once.
 class Api {

@@ -4,6 +4,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
+#include <atomic>
 #include <boost/asio.hpp>
 #include <cctype>
 #include <boost/asio/ssl.hpp>
@@ -17,6 +18,12 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
+
+namespace {
+std::atomic<HttpExchangeObserver> exchange_observer{nullptr};
+}  // namespace
+
+void SetHttpExchangeObserver(HttpExchangeObserver observer) { exchange_observer.store(observer); }
 
 struct BlockingHttpClient::Impl {
   std::string host;
@@ -182,6 +189,9 @@ HttpCallResult BlockingHttpClient::Call(std::string_view method,
     }
     result.error.clear();
     if (!res.keep_alive()) impl_->Close();
+    if (HttpExchangeObserver observe = exchange_observer.load()) {
+      observe({method, target, body, !impl_->options.bearer_token.empty(), result});
+    }
     return result;
   }
   return result;

@@ -27,6 +27,21 @@ struct BlockingHttpClientOptions {
   std::string ca_file;
 };
 
+// One request and the answer it got, as a client made it.
+struct HttpExchange {
+  std::string_view method;
+  std::string_view target;
+  std::string_view request_body;
+  bool bearer_token = false;  // one was sent (its value is never passed on)
+  const HttpCallResult& result;
+};
+// Called after every exchange that got an answer, by every client of the
+// process, on the calling thread: tests record what the API answered to
+// check it against docs/openapi.json (tests/server/contract). Set it
+// before any client is used; nullptr removes it.
+using HttpExchangeObserver = void (*)(const HttpExchange&);
+void SetHttpExchangeObserver(HttpExchangeObserver observer);
+
 // Thread safety: none; one thread per client. Reconnects when the server
 // closed the connection.
 class BlockingHttpClient {

@@ -19,10 +19,15 @@
 #include <vector>
 
 #include "cli/blocking_http_client.h"
+#include "support/exchange_log.h"
 #include "support/server_process.h"
 #include "support/webhook_receiver.h"
 
 namespace tickwheel::testing {
+
+// Every test that includes this records its exchanges with the API when
+// TICKWHEEL_EXCHANGE_LOG_DIR is set (the contract test's suites).
+inline const bool kExchangesRecorded = RecordExchangesIfAsked();
 
 inline std::int64_t WallMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(

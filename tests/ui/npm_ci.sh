@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# npm_ci.sh SOURCE_DIR DEST_DIR: installs the browser tests' npm packages
-# (package-lock.json: playwright-core, pinned) into DEST_DIR/node_modules
-# with `npm ci`, unless the same lock file is installed there already. No
-# browser is downloaded: the tests use Debian's chromium.
+# npm_ci.sh SOURCE_DIR DEST_DIR: installs the npm packages pinned in
+# SOURCE_DIR/package-lock.json (the browser tests' playwright-core, the
+# OpenAPI linter, the TypeScript compiler) into DEST_DIR/node_modules with
+# `npm ci`, unless the same lock file is installed there already. No
+# install scripts run and no browser is downloaded: the browser tests use
+# Debian's chromium.
 set -euo pipefail
 src=$1
 dest=$2
 mkdir -p "$dest"
-if [ -d "$dest/node_modules/playwright-core" ] && cmp -s "$src/package-lock.json" "$dest/package-lock.json"; then
+if [ -d "$dest/node_modules" ] && cmp -s "$src/package-lock.json" "$dest/package-lock.json"; then
   exit 0
 fi
 cp "$src/package.json" "$src/package-lock.json" "$dest/"

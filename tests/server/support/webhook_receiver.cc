@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "support/webhook_receiver.h"
 
+#include "support/exchange_log.h"
+
 #include <openssl/ssl.h>
 
 #include <boost/asio.hpp>
@@ -123,6 +125,7 @@ struct WebhookReceiver::Impl {
       if (record || p || r) {
         Delivery d = Parse(req);
         d.sni = sni;
+        RecordDelivery(d.headers, d.body);
         if (r) {
           reply = r(d);
         } else if (p) {

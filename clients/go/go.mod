@@ -1,0 +1,3 @@
+module tickwheel/clients/go
+
+go 1.19
