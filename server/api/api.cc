@@ -33,9 +33,7 @@ Route MatchRoute(std::string_view path) {
   return {Route::Kind::kTimer, std::string(id)};
 }
 
-namespace {
-
-const char* Allowed(Route::Kind kind) {
+const char* AllowedMethods(Route::Kind kind) {
   switch (kind) {
     case Route::Kind::kHealth:
     case Route::Kind::kMetrics:
@@ -54,6 +52,21 @@ const char* Allowed(Route::Kind kind) {
   return "";
 }
 
+namespace {
+
+// Whether `allowed` ("GET, POST") lists `method`.
+bool Lists(std::string_view allowed, std::string_view method) {
+  while (!allowed.empty()) {
+    const std::size_t comma = allowed.find(',');
+    std::string_view one = allowed.substr(0, comma);
+    while (!one.empty() && one.front() == ' ') one.remove_prefix(1);
+    if (one == method) return true;
+    if (comma == std::string_view::npos) break;
+    allowed.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
 HttpResponse MethodNotAllowed(const HttpRequest& req, std::string_view path, const char* allow) {
   HttpResponse res = ErrorResponse(
       Status(StatusCode::kInvalidArgument, "method_not_allowed",
@@ -64,113 +77,160 @@ HttpResponse MethodNotAllowed(const HttpRequest& req, std::string_view path, con
   return res;
 }
 
+bool HasBody(const HttpRequest& head) {
+  if (head.chunked()) return true;
+  const std::string_view length = head[http::field::content_length];
+  return !length.empty() && length.find_first_not_of('0') != std::string_view::npos;
+}
+
 }  // namespace
 
 Api::Api(Handlers handlers, Metrics& metrics, Gauges gauges, HealthDetail health,
-         ApiAccess access)
+         ApiAccess access, StaticFiles static_files)
     : timers_(handlers.timers),
       dead_letters_(handlers.dead_letters),
       stats_(handlers.stats),
       metrics_(metrics),
       gauges_(std::move(gauges)),
       health_(std::move(health)),
-      access_(std::move(access)) {}
+      access_(std::move(access)),
+      static_files_(std::move(static_files)) {}
 
-asio::awaitable<HttpResponse> Api::Handle(HttpRequest& req) {
+Admission Api::Answer(HttpResponse res) {
+  if (res.result_int() >= 400 && res.result_int() < 500) {
+    metrics_.http_client_errors.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (res.result_int() == 401) metrics_.http_unauthenticated.fetch_add(1, std::memory_order_relaxed);
+  return Admission{std::move(res), {}};
+}
+
+Admission Api::Admit(const HttpRequest& head) {
   metrics_.http_requests.fetch_add(1, std::memory_order_relaxed);
-  const std::string_view target = req.target();
-  const std::size_t q = target.find('?');
-  const std::string_view path = target.substr(0, q);
-  const std::string_view query = q == std::string_view::npos ? "" : target.substr(q + 1);
-  const http::verb method = req.method();
+  const std::string_view target = head.target();
+  const std::string_view path = target.substr(0, target.find('?'));
+  const http::verb method = head.method();
   const Route route = MatchRoute(path);
-  std::optional<HttpResponse> res;  // stays empty if the method is not the route's
+  // The health check answers whoever asks, however (a load balancer's
+  // probe may name the node as it likes).
+  if (route.kind == Route::Kind::kHealth && method == http::verb::get) {
+    const bool draining = draining_.load();
+    return Answer(JsonResponse(draining ? 503 : 200,
+                               std::string(draining ? R"({"status":"draining")" : R"({"status":"ok")") +
+                                   (health_ ? health_() : "") + "}"));
+  }
+  // A web page must not drive the server: Host, then Origin.
+  if (Status s = access_.guard.CheckHost(head); !s.ok()) return Answer(ErrorResponse(s));
+  Result<std::optional<std::string>> cross_origin = access_.guard.CheckOrigin(head);
+  if (!cross_origin.ok()) return Answer(ErrorResponse(cross_origin.status()));
+  std::optional<std::string> cors = std::move(*cross_origin);
+  if (cors && method == http::verb::options) return Answer(RequestGuard::Preflight(*cors));
+  if (static_files_) {
+    if (std::optional<HttpResponse> page = static_files_(head)) return Answer(std::move(*page));
+  }
+  auto refuse = [&](HttpResponse res) {
+    if (cors) RequestGuard::AllowOrigin(res, *cors);
+    return Answer(std::move(res));
+  };
   // Who asks, before anything is looked at.
   Role role = Role::kAnonymous;
   const bool v1 = path == "/v1" || path.substr(0, 4) == "/v1/";
   if (v1 || (route.kind == Route::Kind::kMetrics && access_.metrics_auth)) {
-    Result<Role> who = access_.auth.Authenticate(req);
+    Result<Role> who = access_.auth.Authenticate(head);
     Status allowed = who.ok() && v1 && route.kind != Route::Kind::kNone
                          ? TokenAuth::Authorize(*who, method)
                          : who.status();
-    if (!allowed.ok()) {
-      metrics_.http_client_errors.fetch_add(1, std::memory_order_relaxed);
-      if (allowed.code() == StatusCode::kUnauthenticated) {
-        metrics_.http_unauthenticated.fetch_add(1, std::memory_order_relaxed);
-      }
-      co_return AuthErrorResponse(allowed);
-    }
+    if (!allowed.ok()) return refuse(AuthErrorResponse(allowed));
     role = *who;
   }
+  if (route.kind == Route::Kind::kNone) {
+    return refuse(ErrorResponse(
+        Status::NotFound("no route " + std::string(path) + " (the API is under /v1/timers)")));
+  }
+  const char* allowed = AllowedMethods(route.kind);
+  if (!Lists(allowed, head.method_string())) return refuse(MethodNotAllowed(head, path, allowed));
+  if (Status s = RequestGuard::CheckContentType(head, HasBody(head)); !s.ok()) {
+    return refuse(ErrorResponse(s));
+  }
+  if (route.kind == Route::Kind::kTimer || route.kind == Route::Kind::kTimerRetry) {
+    if (Status s = ValidateId(route.id, "id"); !s.ok()) return refuse(ErrorResponse(s));
+  }
+  if (v1 && method != http::verb::get && method != http::verb::head && draining_.load()) {
+    return refuse(ErrorResponse(Status(
+        StatusCode::kUnavailable, "draining",
+        "the server is shutting down (draining) and takes no more changes; send it to another "
+        "node, or again once this one is back")));
+  }
+  return Admission{std::nullopt, [this, route, role, cors](HttpRequest& req) {
+                     return Handle(req, route, role, cors);
+                   }};
+}
+
+asio::awaitable<HttpResponse> Api::Handle(HttpRequest& req, Route route, Role role,
+                                          std::optional<std::string> cors_origin) {
+  const std::string_view target = req.target();
+  const std::size_t q = target.find('?');
+  const std::string_view query = q == std::string_view::npos ? "" : target.substr(q + 1);
+  const http::verb method = req.method();
+  HttpResponse res;
   // Header values only for an admin token that asks for them.
-  const bool may_see_headers = role == Role::kAdmin;
+  const bool may_see_secrets = role == Role::kAdmin;
   // (No co_await inside ?: and one per statement: GCC 12 miscompiles them.)
+  // Admit checked the method: each case handles the ones AllowedMethods
+  // lists for its route.
   switch (route.kind) {
     case Route::Kind::kNone:
-      res = ErrorResponse(Status::NotFound("no route " + std::string(path) +
-                                           " (the API is under /v1/timers)"));
-      break;
     case Route::Kind::kHealth:
-      if (method != http::verb::get) break;
-      res = JsonResponse(draining_.load() ? 503 : 200,
-                         std::string(draining_.load() ? R"({"status":"draining")" : R"({"status":"ok")") +
-                             (health_ ? health_() : "") + "}");
-      break;
+      break;  // answered by Admit
     case Route::Kind::kMetrics:
-      if (method != http::verb::get) break;
       res = JsonResponse(200, metrics_.Render(gauges_));
-      res->set(http::field::content_type, "text/plain; version=0.0.4");
+      res.set(http::field::content_type, "text/plain; version=0.0.4");
       break;
     case Route::Kind::kWhoami:
-      if (method != http::verb::get) break;
       res = JsonResponse(200, "{\"role\":\"" + std::string(RoleName(role)) + "\"}");
       break;
     case Route::Kind::kTimers:
       if (method == http::verb::post) {
         res = co_await timers_.Create(req);
-      } else if (method == http::verb::get) {
-        res = timers_.List(query, may_see_headers);
+      } else {
+        res = co_await timers_.List(query, may_see_secrets);
       }
       break;
     case Route::Kind::kBatch:
-      if (method == http::verb::post) res = co_await timers_.CreateBatch(req);
+      res = co_await timers_.CreateBatch(req);
       break;
     case Route::Kind::kRetryFailed:
-      if (method == http::verb::post) res = co_await dead_letters_.RetryFailed(req);
+      res = co_await dead_letters_.RetryFailed(req);
       break;
     case Route::Kind::kDeleteFailed:
-      if (method == http::verb::post) res = co_await dead_letters_.DeleteFailed(req);
+      res = co_await dead_letters_.DeleteFailed(req);
       break;
     case Route::Kind::kStats:
-      if (method == http::verb::get) res = stats_.Stats();
+      res = co_await stats_.Stats();
       break;
     case Route::Kind::kStatsSeries:
-      if (method == http::verb::get) res = stats_.Series();
+      res = stats_.Series();
       break;
     case Route::Kind::kCluster:
-      if (method == http::verb::get) res = stats_.Cluster();
+      res = co_await stats_.Cluster();
+      break;
+    case Route::Kind::kTimerRetry:
+      res = co_await timers_.Retry(route.id);
       break;
     case Route::Kind::kTimer:
-    case Route::Kind::kTimerRetry: {
-      if (Status s = ValidateId(route.id, "id"); !s.ok()) {
-        res = ErrorResponse(s);
-      } else if (route.kind == Route::Kind::kTimerRetry) {
-        if (method == http::verb::post) res = co_await timers_.Retry(route.id);
-      } else if (method == http::verb::get) {
-        res = timers_.Get(route.id, query, may_see_headers);
+      if (method == http::verb::get) {
+        res = co_await timers_.Get(route.id, query, may_see_secrets);
       } else if (method == http::verb::patch) {
         res = co_await timers_.Reschedule(req, route.id);
-      } else if (method == http::verb::delete_) {
+      } else {
         res = co_await timers_.Cancel(route.id);
       }
       break;
-    }
   }
-  if (!res) res = MethodNotAllowed(req, path, Allowed(route.kind));
-  if (res->result_int() >= 400 && res->result_int() < 500) {
+  if (res.result_int() >= 400 && res.result_int() < 500) {
     metrics_.http_client_errors.fetch_add(1, std::memory_order_relaxed);
   }
-  co_return std::move(*res);
+  if (cors_origin) RequestGuard::AllowOrigin(res, *cors_origin);
+  co_return res;
 }
 
 }  // namespace tickwheel::server

@@ -20,6 +20,14 @@ std::string Quoted(std::string_view text) {
 
 }  // namespace
 
+std::string ShownTarget(std::string_view url, bool show_secrets) {
+  if (show_secrets) return std::string(url);
+  // The query (and a fragment) may hold a key: as header values are.
+  const std::size_t q = url.find_first_of("?#");
+  if (q == std::string_view::npos) return std::string(url);
+  return std::string(url.substr(0, q + 1)) + "***";
+}
+
 std::string TimerJson(const TimerRecord& r, bool show_header_values) {
   // Built by hand: the payload is stored serialized and goes out as is.
   std::string out;
@@ -45,7 +53,7 @@ std::string TimerJson(const TimerRecord& r, bool show_header_values) {
     out += Quoted(NatsSubject(r.target));
   } else {
     out += "},\"target\":{\"url\":";
-    out += Quoted(r.target);
+    out += Quoted(ShownTarget(r.target, show_header_values));
     if (!r.headers.empty()) {
       out += ",\"headers\":{";
       for (std::size_t i = 0; i < r.headers.size(); ++i) {
@@ -120,6 +128,10 @@ std::string ErrorJson(const Status& s) {
 }
 
 int HttpStatusOf(const Status& s) {
+  // Codes whose HTTP status is not their kind's.
+  if (s.reason() == "unsupported_media_type") return 415;
+  if (s.reason() == "misdirected_request") return 421;
+  if (s.reason() == "method_not_allowed") return 405;
   switch (s.code()) {
     case StatusCode::kOk: return 200;
     case StatusCode::kInvalidArgument: return 400;

@@ -11,9 +11,13 @@
 
 namespace tickwheel::server {
 
-// A timer as GET answers it. Target header values are shown as "***"
-// unless `show_header_values`.
+// A timer as GET answers it. Target header values, and the query of a
+// target URL, are shown as "***" unless `show_header_values` (an admin
+// token asked with ?show_headers=true): they may hold a receiver's key.
 std::string TimerJson(const TimerRecord& record, bool show_header_values = false);
+// `url` with its query (and fragment) as "***" unless `show_secrets`:
+// "https://h/p?***".
+std::string ShownTarget(std::string_view url, bool show_secrets);
 
 // The answer of a batch create: {"timers": [{"id", "state", "fire_at_ms",
 // "created"}]}.

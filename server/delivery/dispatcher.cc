@@ -34,6 +34,10 @@ std::vector<std::vector<T>> ByShard(std::vector<T> items, const TimerStore& stor
 
 }  // namespace
 
+std::string MessageIdOf(const TimerRecord& r) {
+  return r.id + ":" + std::to_string(r.created_ms);
+}
+
 std::string DeliveryBody(const TimerRecord& r) {
   // Ids are restricted to [A-Za-z0-9._~-] (api/timer_request.h), so they
   // need no escaping; the payload is stored as serialized JSON.
@@ -206,8 +210,8 @@ void Dispatcher::Deliver(const TimerRecord& record) {
     OnAttemptDone(id, attempt, started_ms, where, std::move(r));
   };
   if (nats) {
-    nats_->Publish(std::string(NatsSubject(record.target)), DeliveryBody(record), record.id,
-                   std::move(done));
+    nats_->Publish(std::string(NatsSubject(record.target)), DeliveryBody(record),
+                   MessageIdOf(record), std::move(done));
     return;
   }
   if (!url.ok()) {  // validated at create; only a damaged record gets here
@@ -216,8 +220,9 @@ void Dispatcher::Deliver(const TimerRecord& record) {
     done(std::move(bad));
     return;
   }
-  WebhookRequest request{std::move(*url), DeliveryBody(record), record.headers, record.id};
-  request.headers.emplace_back("Idempotency-Key", record.id);
+  std::string message_id = MessageIdOf(record);
+  WebhookRequest request{std::move(*url), DeliveryBody(record), record.headers, message_id};
+  request.headers.emplace_back("Idempotency-Key", std::move(message_id));
   client_.Post(std::move(request), std::move(done));
 }
 

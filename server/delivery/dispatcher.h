@@ -27,9 +27,10 @@ namespace tickwheel::server {
 //   claim    one fenced store write per chunk of fired timers (of one shard):
 //            Claim() of each record; stale entries are dropped.
 //   send     POST {"id", "payload", "fire_at_ms", "attempt"} with
-//            Idempotency-Key: <id> and the timer's headers (and, when the
-//            client has secrets, webhook-id: <id> and its signature); or,
-//            for a NATS target, publish that body with Nats-Msg-Id: <id>.
+//            Idempotency-Key: MessageIdOf(record) and the timer's headers
+//            (and, when the client has secrets, webhook-id: the same and
+//            its signature); or, for a NATS target, publish that body with
+//            Nats-Msg-Id: the same.
 //            With the debug log level, each attempt's outcome is logged
 //            (id, attempt, host, status, latency; never the URL's path,
 //            headers or payload).
@@ -122,6 +123,14 @@ class Dispatcher {
 
 // The JSON body of a delivery.
 std::string DeliveryBody(const TimerRecord& record);
+
+// The id of a timer's deliveries: Idempotency-Key, webhook-id and
+// Nats-Msg-Id. "<timer id>:<created_ms>": the same for every attempt of a
+// timer, but not for a new timer that reuses the id of one retention (or a
+// bulk delete) removed, so a receiver that remembers keys does not drop a
+// genuinely new message. (Creation times of one id differ: a timer is
+// created again only after the last one finished and was deleted.)
+std::string MessageIdOf(const TimerRecord& record);
 
 }  // namespace tickwheel::server
 

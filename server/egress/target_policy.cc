@@ -12,12 +12,32 @@ namespace ip = boost::asio::ip;
 namespace {
 
 // ::ffff:a.b.c.d is a.b.c.d: checked as such, so it cannot slip past a
-// rule written for IPv4.
+// rule written for IPv4 (and a network written so is the IPv4 one).
 ip::address Normalize(const ip::address& a) {
   if (a.is_v6() && a.to_v6().is_v4_mapped()) {
     return ip::make_address_v4(ip::v4_mapped, a.to_v6());
   }
   return a;
+}
+
+// An address to check: also the IPv6 forms that carry an IPv4 address a
+// connection reaches: IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible
+// (::a.b.c.d, deprecated but still routed by some stacks) and the NAT64
+// well-known prefix (64:ff9b::a.b.c.d, which a NAT64 gateway forwards to
+// a.b.c.d). :: and ::1 stay themselves.
+ip::address Embedded(const ip::address& a) {
+  if (!a.is_v6()) return a;
+  const ip::address_v6::bytes_type b = a.to_v6().to_bytes();
+  auto zero = [&](std::size_t from, std::size_t to) {
+    for (std::size_t i = from; i < to; ++i) {
+      if (b[i] != 0) return false;
+    }
+    return true;
+  };
+  const bool compatible = zero(0, 12) && !zero(12, 15);  // not ::, not ::1
+  const bool nat64 = b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b && zero(4, 12);
+  if (compatible || nat64) return ip::make_address_v4(ip::address_v4::bytes_type{b[12], b[13], b[14], b[15]});
+  return Normalize(a);
 }
 
 std::string Lower(std::string_view s) {
@@ -83,7 +103,7 @@ bool ValidName(std::string_view name) {
 }  // namespace
 
 bool Cidr::Contains(const ip::address& raw) const {
-  const ip::address a = Normalize(raw);
+  const ip::address a = Embedded(raw);
   if (a.is_v4() != network.is_v4()) return false;
   auto match = [&](const auto& x, const auto& y) {
     unsigned bits = prefix;
@@ -176,7 +196,7 @@ Status TargetPolicy::CheckName(std::string_view raw_host) const {
 
 Status TargetPolicy::CheckAddress(std::string_view raw_host, const ip::address& raw) const {
   const std::string host = Lower(raw_host);
-  const ip::address a = Normalize(raw);
+  const ip::address a = Embedded(raw);
   const std::string what =
       host == a.to_string() ? a.to_string() : host + " (" + a.to_string() + ")";
   if (AnyName(deny_names_, host)) return Denied("host " + host + " is denied by --target-deny");

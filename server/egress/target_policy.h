@@ -32,8 +32,10 @@ struct Cidr {
 //   3. If --target-allow lists anything, H must match one of its names or
 //      A be in one of its networks.
 // A name matches "example.com" exactly; "*.example.com" matches its
-// subdomains (not example.com itself). IPv4-mapped IPv6 addresses
-// (::ffff:a.b.c.d) are checked as the IPv4 address they are. A host that
+// subdomains (not example.com itself). IPv6 addresses that carry an IPv4
+// address a connection reaches are checked as that IPv4 address:
+// IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d) and NAT64
+// (64:ff9b::a.b.c.d, RFC 6052's well-known prefix). A host that
 // resolves to several addresses is allowed only if every one is.
 //
 // Thread safety: immutable after Make; use from any thread.

@@ -4,8 +4,11 @@
 
 #include <boost/asio/ip/address.hpp>
 #include <boost/json.hpp>
+#include <unistd.h>
+
 #include <charconv>
 #include <cstdio>
+#include <cstring>
 #include <numeric>
 
 #include "common/redact.h"
@@ -88,6 +91,10 @@ Result<Security> MakeSecurity(const ServeOptions& options, const tcp::endpoint& 
                         "if something in front of the server authenticates)");
   }
   out.access.metrics_auth = options.metrics_auth;
+  Result<RequestGuard> guard =
+      RequestGuard::Make({.public_hosts = options.public_hosts, .allow_origins = options.allow_origins});
+  if (!guard.ok()) return guard.status();
+  out.access.guard = std::move(*guard);
   if (options.metrics_auth && !out.access.auth.enabled()) {
     return Status::Invalid("bad_flag", "--metrics-auth needs --auth-token-file (the tokens it checks)");
   }
@@ -126,7 +133,19 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
   Metrics& metrics = s->metrics_;
   Server* raw = s.get();
   const bool cluster = !options.postgres.empty();
-  const std::string node_id = options.node_id.empty() ? options.listen : options.node_id;
+  // A node's name: --node-id, else the host name and the listening port
+  // (unique per machine; containers that all listen on 0.0.0.0:8080 have
+  // host names of their own). Its process is told apart by an instance id.
+  const std::string instance = NewInstanceId();
+  std::string node_id = options.node_id;
+  if (node_id.empty()) {
+    char host[256] = {};
+    if (gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') std::strcpy(host, "localhost");
+    // (Port 0, one the system picks: the instance tells them apart.)
+    node_id = std::string(host) + ":" +
+              (endpoint->port() != 0 ? std::to_string(endpoint->port()) : instance.substr(0, 8));
+  }
+  const std::string owner = LeaseOwner(node_id, instance);
   if (cluster) {
     if (options.data_dir_given) {
       spdlog::info("--data-dir {} is ignored: in cluster mode the store is PostgreSQL",
@@ -144,8 +163,10 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
     s->leases_ = std::make_unique<LeaseManager>(
         LeaseOptions{.postgres = options.postgres,
                      .node_id = node_id,
+                     .instance = instance,
                      .lease = options.lease,
-                     .release_wait = options.webhook.timeout + std::chrono::seconds(2)},
+                     .release_wait = options.webhook.timeout + std::chrono::seconds(2),
+                     .max_clock_offset = options.max_clock_offset},
         std::move(callbacks));
   }
 
@@ -153,7 +174,7 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
   store_options.data_dir = options.data_dir;
   store_options.postgres = options.postgres;
   store_options.shards = options.shards;
-  store_options.node_id = node_id;
+  store_options.node_id = owner;
   store_options.fence = s->leases_.get();
   // Past the window, with room for the owner's refill and clocks that differ.
   store_options.resync = [raw] {
@@ -169,6 +190,11 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
   Result<std::unique_ptr<TimerStore>> store = OpenTimerStore(store_options);
   if (!store.ok()) return store.status();
   s->store_ = std::move(*store);
+  s->store_calls_ = std::make_unique<StoreCalls>(*s->store_, options.store);
+  if (cluster) {
+    // One process per node id: a second one with the same id is refused.
+    if (Status claimed = s->leases_->ClaimNodeId(); !claimed.ok()) return claimed;
+  }
   const StateCounts at_start = s->store_->Counts();
   spdlog::info("store {}: {} pending, {} delivering (in flight at the last stop), "
                "{} delivered, {} failed, {} cancelled",
@@ -213,24 +239,33 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
   targets.policy = security->policy.get();
   targets.resolver = &s->webhook_->resolver();
   s->policy_ = security->policy;
-  s->handlers_ = std::make_unique<TimerHandlers>(*s->store_, clock, metrics, limits, targets);
-  s->dead_letters_ = std::make_unique<DeadLetterHandlers>(*s->store_, clock);
+  s->handlers_ = std::make_unique<TimerHandlers>(*s->store_calls_, clock, metrics, limits, targets);
+  s->dead_letters_ = std::make_unique<DeadLetterHandlers>(*s->store_calls_, clock);
   s->series_ = std::make_unique<MetricsSeries>(metrics, clock.WallMs());
   s->series_sampler_ = std::make_unique<internal::PeriodicThread>(
       clock.steady(), std::chrono::milliseconds(MetricsSeries::kBucketMs),
       [raw, &clock] { raw->series_->Sample(clock.WallMs()); });
   StatsSources sources;
   sources.node_id = cluster ? node_id : "";
+  sources.instance = cluster ? instance : "";
   sources.started_ms = clock.WallMs();
   sources.in_window = [raw] { return raw->scheduler_->loaded(); };
-  s->stats_ = std::make_unique<StatsHandlers>(*s->store_, clock, metrics, *s->series_,
+  s->stats_ = std::make_unique<StatsHandlers>(*s->store_calls_, clock, metrics, *s->series_,
                                               std::move(sources));
   const bool tokens = security->access.auth.enabled();
   const std::size_t token_count = security->access.auth.size();
+  Api::StaticFiles console;
+  if (options.ui) {
+    console = [](const HttpRequest& head) -> std::optional<HttpResponse> {
+      const std::string_view target = head.target();
+      if (!Console::Handles(target.substr(0, target.find('?')))) return std::nullopt;
+      return Console::Serve(head);
+    };
+  }
   s->api_ = std::make_unique<Api>(
       Api::Handlers{*s->handlers_, *s->dead_letters_, *s->stats_}, metrics,
       [raw](std::string& out) { raw->AppendGauges(out); }, [raw] { return raw->HealthDetail(); },
-      std::move(security->access));
+      std::move(security->access), std::move(console));
   if (tokens) {
     spdlog::info("access: {} token(s) from --auth-token-file; /metrics {}", token_count,
                  options.metrics_auth ? "needs a token" : "open");
@@ -243,7 +278,7 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
   try {
     s->http_ = std::make_unique<HttpServer>(
         s->ioc_, *endpoint, http_options,
-        [raw](HttpRequest& req) { return raw->Handle(req); });
+        [raw](const HttpRequest& head) { return raw->api_->Admit(head); });
   } catch (const boost::system::system_error& e) {
     return Status::Unavailable("cannot listen on " + options.listen + ": " + e.code().message() +
                                " (is another server using the port?)");
@@ -254,7 +289,7 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
     s->retention_->Start();
   }
   if (cluster) {
-    s->StartCluster(node_id);
+    s->StartCluster(node_id, owner);
   } else {
     std::vector<int> shards(static_cast<std::size_t>(s->store_->shard_count()));
     std::iota(shards.begin(), shards.end(), 0);
@@ -267,7 +302,7 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
   }
   spdlog::info("tickwheel serve: listening on {}://{}:{}, {}", http_options.tls ? "https" : "http",
                endpoint->address().to_string(), s->http_->port(),
-               cluster ? "cluster node " + node_id + " over " +
+               cluster ? "cluster node " + node_id + " (instance " + instance + ") over " +
                              std::to_string(s->store_->shard_count()) + " shards"
                        : "data in " + options.data_dir);
   if (options.ui) {
@@ -279,16 +314,7 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
   return s;
 }
 
-asio::awaitable<HttpResponse> Server::Handle(HttpRequest& req) {
-  const std::string_view target = req.target();
-  if (options_.ui && Console::Handles(target.substr(0, target.find('?')))) {
-    co_return Console::Serve(req);
-  }
-  HttpResponse res = co_await api_->Handle(req);  // its own statement (GCC 12)
-  co_return res;
-}
-
-void Server::StartCluster(const std::string& node_id) {
+void Server::StartCluster(const std::string& node_id, const std::string& owner) {
   node_id_ = node_id;
   NotificationCallbacks callbacks;
   callbacks.due = [this](const std::string& id, std::optional<std::int64_t> due) {
@@ -296,15 +322,16 @@ void Server::StartCluster(const std::string& node_id) {
   };
   callbacks.resync = [this] { scheduler_->ReloadShards(); };
   callbacks.leases = [this] { leases_->Nudge(); };
-  notifications_ = std::make_unique<NotificationListener>(options_.postgres, node_id,
+  notifications_ = std::make_unique<NotificationListener>(options_.postgres, owner,
                                                           std::move(callbacks));
   notifications_->Start();
   leases_->Start(store_->shard_count());
 }
 
 std::string Server::HealthDetail() const {
-  if (!leases_) return "";
-  return ",\"node\":" + boost::json::serialize(boost::json::string(node_id_)) + ",\"shards_owned\":" +
+  std::string out = store_calls_->available() ? R"(,"store":"ok")" : R"(,"store":"unavailable")";
+  if (!leases_) return out;
+  return out + ",\"node\":" + boost::json::serialize(boost::json::string(node_id_)) + ",\"shards_owned\":" +
          std::to_string(leases_->owned().size()) +
          ",\"leases_held\":" + (leases_->holds_leases() ? "true" : "false");
 }
@@ -328,6 +355,15 @@ void Server::AppendGauges(std::string& out) const {
   AppendCounter(out, "tickwheel_webhook_connects_total", "Webhook connections made (plain and TLS).", webhook_->connects());
   AppendCounter(out, "tickwheel_webhook_tls_handshakes_total", "TLS handshakes with https:// receivers completed.", webhook_->tls_handshakes());
   AppendCounter(out, "tickwheel_webhook_tls_resumed_total", "Of those, handshakes that resumed a session.", webhook_->tls_resumed());
+  AppendCounter(out, "tickwheel_webhook_connection_waits_total", "Attempts that waited for a connection slot (--max-webhook-connections).", webhook_->waited_for_connection());
+  AppendCounter(out, "tickwheel_dns_lookup_timeouts_total", "Name lookups not answered within the time an attempt or a create waits.", webhook_->resolver().timeouts());
+  AppendCounter(out, "tickwheel_dns_lookups_refused_total", "Name lookups refused: the resolver's queue or cache was full.", webhook_->resolver().refused());
+  AppendCounter(out, "tickwheel_dns_stale_answers_total", "Expired answers used while the name was looked up again.", webhook_->resolver().stale_answers());
+  AppendGauge(out, "tickwheel_dns_cached_names", "Names in the resolver's cache.", static_cast<double>(webhook_->resolver().cached_names()));
+  AppendCounter(out, "tickwheel_store_calls_late_total", "API store calls answered 503 at the deadline (--store-timeout).", store_calls_->late());
+  AppendCounter(out, "tickwheel_store_calls_refused_total", "API store calls refused: too many waiting.", store_calls_->refused());
+  AppendGauge(out, "tickwheel_store_available", "1 if the store answers the API in time (as /healthz says).", store_calls_->available() ? 1 : 0);
+  AppendCounter(out, "tickwheel_http_refused_per_client_total", "Connections closed at accept: their client held --max-connections-per-client.", http_->refused_per_client());
   if (leases_) {
     AppendGauge(out, "tickwheel_cluster_shards_owned", "Shards whose lease this node holds.", static_cast<double>(leases_->owned().size()));
     AppendGauge(out, "tickwheel_cluster_leases_held", "1 if the node holds its leases, renewed in time.", leases_->holds_leases() ? 1 : 0);
@@ -336,6 +372,11 @@ void Server::AppendGauges(std::string& out) const {
     AppendCounter(out, "tickwheel_cluster_leases_acquired_total", "Leases taken.", leases_->acquired_leases());
     AppendCounter(out, "tickwheel_cluster_leases_released_total", "Leases handed over.", leases_->released_leases());
     AppendCounter(out, "tickwheel_cluster_notices_total", "Announcements of other nodes' changes received.", notifications_->notices());
+    if (std::optional<std::int64_t> offset = leases_->clock_offset_ms()) {
+      AppendGauge(out, "tickwheel_cluster_clock_offset_seconds", "This node's wall clock minus the database's, at the last heartbeat.", static_cast<double>(*offset) / 1000.0);
+    }
+    AppendGauge(out, "tickwheel_cluster_clock_ok", "0 while the clock offset is past --max-clock-offset (the node owns no shard).", leases_->clock_ok() ? 1 : 0);
+    AppendGauge(out, "tickwheel_cluster_identity_ok", "0 while another process holds this node id (the node owns no shard).", leases_->identity_ok() ? 1 : 0);
   }
   AppendCounter(out, "tickwheel_timers_swept_total", "Overdue timers found not loaded by the sweep (a missed change; should stay 0).", scheduler_->swept());
   AppendCounter(out, "tickwheel_http_overloaded_total", "Requests and connections refused (503 or closed) over a limit.", http_->overloaded());
@@ -346,8 +387,10 @@ void Server::Drain(const std::function<bool()>& cut_short) {
   if (drained_) return;
   drained_ = true;
   if (!http_) return;  // Start failed: the members' destructors stop what started
+  // Probes get 503 "draining" and new writes are refused, on new
+  // connections too; each answer closes its connection.
   api_->SetDraining();
-  http_->StopAccepting();
+  http_->CloseAfterEachAnswer();
   if (leases_) leases_->StopAcquiring();
   // No new attempts; wait for those in flight to be written back.
   scheduler_->Stop();
@@ -365,12 +408,14 @@ void Server::Drain(const std::function<bool()>& cut_short) {
   if (notifications_) notifications_->Stop();
   if (leases_) leases_->Stop(/*hand_over=*/true);
   // Let open connections finish the request they are in, briefly.
+  http_->StopAccepting();
   WaitFor([&] { return http_->open_connections() == 0; },
           std::chrono::steady_clock::now() + std::chrono::seconds(2), cut_short);
   ioc_.stop();
   for (auto& t : http_threads_) t.join();
   series_sampler_.reset();
   if (retention_) retention_->Stop();
+  store_calls_->Stop();
   store_->Close();
 }
 

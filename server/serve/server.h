@@ -12,6 +12,7 @@
 
 #include "api/api.h"
 #include "api/http_server.h"
+#include "api/store_calls.h"
 #include "api/timer_handlers.h"
 #include "cluster/lease_manager.h"
 #include "cluster/notification_listener.h"
@@ -52,11 +53,9 @@ class Server {
  private:
   explicit Server(const ServeOptions& options, ServerClock& clock);
   void AppendGauges(std::string& out) const;
-  // Every request: the console's files (with --ui), else the API.
-  boost::asio::awaitable<HttpResponse> Handle(HttpRequest& req);
   std::string HealthDetail() const;
   // Cluster mode: leases decide which shards this node fires.
-  void StartCluster(const std::string& node_id);
+  void StartCluster(const std::string& node_id, const std::string& owner);
 
   const ServeOptions options_;
   ServerClock& clock_;
@@ -67,6 +66,7 @@ class Server {
   std::shared_ptr<const TargetPolicy> policy_;  // shared with the webhook client
   std::unique_ptr<LeaseManager> leases_;  // cluster mode
   std::unique_ptr<TimerStore> store_;
+  std::unique_ptr<StoreCalls> store_calls_;  // how the API reaches store_
   std::unique_ptr<NatsPublisher> nats_;
   std::unique_ptr<WebhookClient> webhook_;
   std::unique_ptr<Scheduler> scheduler_;

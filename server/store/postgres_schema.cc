@@ -37,6 +37,17 @@ INSERT INTO tickwheel_counts SELECT generate_series(0, 4), 0;
 CREATE TABLE tickwheel_count_deltas (
   seq bigserial PRIMARY KEY, state smallint NOT NULL, delta bigint NOT NULL);
 )sql",
+    // 2: the target's host as a column, so that a listing filtered by host
+    // is filtered in SQL (NULL: written before, read to be checked); each
+    // node's process (instance), clock offset, and whether it takes shards
+    // (a node that refuses them, its clock off, is not counted in the fair
+    // share) beside its heartbeat.
+    R"sql(
+ALTER TABLE tickwheel_timers ADD COLUMN host text COLLATE "C";
+ALTER TABLE tickwheel_nodes ADD COLUMN instance text NOT NULL DEFAULT '';
+ALTER TABLE tickwheel_nodes ADD COLUMN clock_offset_ms bigint;
+ALTER TABLE tickwheel_nodes ADD COLUMN accepting boolean NOT NULL DEFAULT true;
+)sql",
 };
 
 constexpr const char* kLockKey = "7304251998466113";  // pg_advisory_lock key

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "store/group_writer.h"
+#include "store/list_filter.h"
 #include "store/overlay_txn.h"
 #include "store/pg_connection.h"
 #include "store/postgres_schema.h"
@@ -160,13 +161,14 @@ class InsertOnlyTxn final : public OverlayTxn {
   std::set<std::string> read_;
 };
 
-constexpr char kTimerColumns[] = "id, shard, state, due_ms, updated_ms, record";
+constexpr char kTimerColumns[] = "id, shard, state, due_ms, updated_ms, record, host";
 constexpr char kUnnestRows[] =
-    "unnest($1::text[], $2::int[], $3::smallint[], $4::bigint[], $5::bigint[], $6::bytea[])";
+    "unnest($1::text[], $2::int[], $3::smallint[], $4::bigint[], $5::bigint[], $6::bytea[], "
+    "$7::text[])";
 
 // The columns of rows to write, as array parameters.
 struct Rows {
-  std::vector<std::string> ids, records;
+  std::vector<std::string> ids, records, hosts;
   std::vector<std::int64_t> shards, states, due, updated;
   void Add(const TimerRecord& r, int shard) {
     ids.push_back(r.id);
@@ -175,10 +177,12 @@ struct Rows {
     due.push_back(r.due_ms);
     updated.push_back(r.updated_ms);
     records.push_back(EncodeRecord(r));
+    hosts.push_back(TargetHost(r.target));  // "" for NATS targets
   }
   PgParams Params() const {
     return {PgTextArray(ids),       PgBigintArray(shards),  PgBigintArray(states),
-            PgBigintArray(due),     PgBigintArray(updated), PgByteaArray(records)};
+            PgBigintArray(due),     PgBigintArray(updated), PgByteaArray(records),
+            PgTextArray(hosts)};
   }
   bool empty() const { return ids.empty(); }
 };
@@ -203,10 +207,10 @@ class PostgresTimerStore final : public TimerStore {
 
   Result<std::optional<TimerRecord>> Get(const std::string& id) const override {
     return WithConnection(pool_, [&](PgConnection& c) -> Result<std::optional<TimerRecord>> {
-      Result<PgResult> r = c.Exec("SELECT record FROM tickwheel_timers WHERE id = $1", {id});
+      Result<PgResult> r = c.ExecBinary("SELECT record FROM tickwheel_timers WHERE id = $1", {id});
       if (!r.ok()) return r.status();
       if (r->rows() == 0) return std::optional<TimerRecord>();
-      return DecodeRow(id, r->Bytes(0, 0));
+      return DecodeRow(id, std::string(r->Text(0, 0)));
     });
   }
 
@@ -228,44 +232,110 @@ class PostgresTimerStore final : public TimerStore {
     });
   }
 
+  // Two steps, each bounded: the keys of the rows looked at (at most the
+  // scan budget, filtered in SQL by id prefix and host; no record), then
+  // the records of the rows that go on the page, fetched in chunks of at
+  // most kFetchBytes until the page is full. Rows written before the host
+  // column existed (host NULL) pass the SQL filter and are checked on
+  // their decoded record.
   Result<ListPage> List(TimerState state, const std::optional<ListCursor>& after,
                         std::size_t limit, std::size_t max_bytes,
                         const ListFilter& filter) const override {
     const bool scheduled = IsScheduled(state);
     const std::string time = scheduled ? "due_ms" : "updated_ms";
-    // The inner scan is what is "looked at": the page's rows unfiltered, or
-    // the scan budget when a filter may drop rows; records only of the ids
-    // that match (the host is checked here, on the decoded record).
     const std::size_t scan = filter.empty() ? std::min(limit, kListScanBudget) : kListScanBudget;
     return WithConnection(pool_, [&](PgConnection& c) -> Result<ListPage> {
-      Result<PgResult> r = c.Exec(
-          "SELECT id, t, CASE WHEN starts_with(id, $5) THEN record END FROM (SELECT id, record, " +
-              time + " AS t FROM tickwheel_timers WHERE state = $1 AND (" + time +
-              ", id) > ($2, $3) ORDER BY " + time + ", id LIMIT $4) s ORDER BY t, id",
+      // Kind 0: a row that matches (id, time, host unknown, record bytes);
+      // 1: the last row looked at; 2: how many were looked at.
+      Result<PgResult> keys = c.Exec(
+          "WITH s AS MATERIALIZED (SELECT id, " + time +
+              " AS t, host, octet_length(record) AS n FROM tickwheel_timers WHERE state = $1 "
+              "AND (" + time + ", id) > ($2, $3) ORDER BY " + time + ", id LIMIT $4), "
+              "m AS (SELECT id, t, host IS NULL AS unknown, n FROM s WHERE starts_with(id, $5) "
+              "AND ($6 = '' OR host = $6 OR host IS NULL) ORDER BY t, id LIMIT $7) "
+              "SELECT 0 AS k, id, t, unknown::int, n FROM m "
+              "UNION ALL (SELECT 1, id, t, 0, 0 FROM s ORDER BY t DESC, id DESC LIMIT 1) "
+              "UNION ALL SELECT 2, '', count(*), 0, 0 FROM s ORDER BY 1, 3, 2",
           {std::to_string(static_cast<int>(state)),
            std::to_string(after ? after->time_ms : INT64_MIN + 1), after ? after->id : "",
-           std::to_string(scan), filter.id_prefix});
-      if (!r.ok()) return r.status();
+           std::to_string(scan), filter.id_prefix, filter.host, std::to_string(limit)});
+      if (!keys.ok()) return keys.status();
+      struct Key {
+        std::string id;
+        std::int64_t t;
+        std::int64_t bytes;
+      };
+      std::vector<Key> matched;
+      std::optional<ListCursor> last_looked_at;
+      std::size_t looked_at = 0;
+      for (int i = 0; i < keys->rows(); ++i) {
+        const std::int64_t kind = keys->Int(i, 0);
+        if (kind == 0) {
+          matched.push_back({std::string(keys->Text(i, 1)), keys->Int(i, 2), keys->Int(i, 4)});
+        } else if (kind == 1) {
+          last_looked_at = ListCursor{keys->Int(i, 2), std::string(keys->Text(i, 1))};
+        } else {
+          looked_at = static_cast<std::size_t>(keys->Int(i, 2));
+        }
+      }
       ListPage page;
       std::size_t bytes = 0;
-      int i = 0;
-      for (; i < r->rows() && page.records.size() < limit &&
-             (bytes < max_bytes || page.records.empty());
-           ++i) {
-        const std::string id(r->Text(i, 0));
-        page.next = ListCursor{r->Int(i, 1), id};
-        if (r->IsNull(i, 2)) continue;
-        Result<std::optional<TimerRecord>> record = DecodeRow(id, r->Bytes(i, 2));
-        if (!record.ok()) return record.status();
-        if (!filter.Matches(**record)) continue;
-        bytes += 256 + (*record)->payload.size() + (*record)->target.size();
-        page.records.push_back(std::move(**record));
+      std::size_t next = 0;  // matched rows handled
+      bool full = false;
+      while (next < matched.size() && !full) {
+        // A chunk: what fits in kFetchBytes (one row at least).
+        std::vector<std::string> ids;
+        std::int64_t chunk_bytes = 0;
+        std::size_t end = next;
+        // Rows the page may still take, and records up to kFetchBytes and
+        // what the page has room for (one row at least).
+        while (end < matched.size() && page.records.size() + ids.size() < limit &&
+               (ids.empty() || (chunk_bytes + matched[end].bytes <= kFetchBytes &&
+                                bytes + static_cast<std::size_t>(chunk_bytes) < max_bytes))) {
+          chunk_bytes += matched[end].bytes;
+          ids.push_back(matched[end].id);
+          ++end;
+        }
+        Result<PgResult> rows = c.ExecBinary(
+            "SELECT id, record FROM tickwheel_timers WHERE id = ANY($1::text[])", {PgTextArray(ids)});
+        if (!rows.ok()) return rows.status();
+        std::map<std::string_view, std::string_view> fetched;
+        for (int i = 0; i < rows->rows(); ++i) fetched.emplace(rows->Text(i, 0), rows->Text(i, 1));
+        for (; next < end; ++next) {
+          const Key& key = matched[next];
+          page.next = ListCursor{key.t, key.id};
+          auto it = fetched.find(key.id);
+          if (it == fetched.end()) continue;  // deleted meanwhile
+          Result<std::optional<TimerRecord>> record = DecodeRow(key.id, std::string(it->second));
+          if (!record.ok()) return record.status();
+          TimerRecord& r = **record;
+          // Changed meanwhile (another state or time), or a row written
+          // before the host column whose host does not match.
+          const std::int64_t t = scheduled ? r.due_ms : r.updated_ms;
+          if (r.state != state || t != key.t || !filter.Matches(r)) continue;
+          bytes += 256 + r.payload.size() + r.target.size();
+          page.records.push_back(std::move(r));
+          if (page.records.size() >= limit || bytes >= max_bytes) {
+            full = true;
+            ++next;
+            break;
+          }
+        }
       }
-      const bool more = static_cast<std::size_t>(r->rows()) == scan || i < r->rows();
-      if (!more) page.next.reset();
+      // More after this page: rows matched but not handled, or the scan
+      // stopped at its budget (then the page ends where the scan did).
+      // (m stopped at `limit` rows: more may match after them.)
+      if (next < matched.size() || matched.size() >= limit) return page;
+      if (looked_at == scan && last_looked_at) {
+        page.next = last_looked_at;
+        return page;
+      }
+      page.next.reset();
       return page;
     });
   }
+  // A chunk of a listing's records holds about this many bytes at most.
+  static constexpr std::int64_t kFetchBytes = 4 << 20;
 
   Result<std::vector<std::int64_t>> CountDue(const std::vector<std::int64_t>& before_ms,
                                              std::size_t cap) const override {
@@ -307,7 +377,7 @@ class PostgresTimerStore final : public TimerStore {
       };
       Result<PgResult> nodes = c.Exec("SELECT node_id, " + ms("started_at") + ", " +
                                       ms("expires_at") + ", " + ms("now()") +
-                                      " FROM tickwheel_nodes ORDER BY node_id");
+                                      ", instance, clock_offset_ms FROM tickwheel_nodes ORDER BY node_id");
       if (!nodes.ok()) return nodes.status();
       Result<PgResult> leases = c.Exec("SELECT shard, coalesce(owner, ''), epoch, " +
                                        ms("expires_at") + ", " + ms("now()") +
@@ -315,7 +385,10 @@ class PostgresTimerStore final : public TimerStore {
       if (!leases.ok()) return leases.status();
       ClusterState out;
       for (int i = 0; i < nodes->rows(); ++i) {
-        out.nodes.push_back({std::string(nodes->Text(i, 0)), nodes->Int(i, 1), nodes->Int(i, 2)});
+        ClusterNode node{std::string(nodes->Text(i, 0)), std::string(nodes->Text(i, 4)),
+                         nodes->Int(i, 1), nodes->Int(i, 2), std::nullopt};
+        if (!nodes->IsNull(i, 5)) node.clock_offset_ms = nodes->Int(i, 5);
+        out.nodes.push_back(std::move(node));
         out.now_ms = nodes->Int(i, 3);
       }
       for (int i = 0; i < leases->rows(); ++i) {
@@ -492,9 +565,9 @@ class PostgresTimerStore final : public TimerStore {
         std::string("WITH t AS (INSERT INTO tickwheel_timers (") + kTimerColumns +
             ") SELECT * FROM " + kUnnestRows +
             "), d AS (INSERT INTO tickwheel_count_deltas (state, delta) "
-            "SELECT * FROM unnest($7::smallint[], $8::bigint[])), "
+            "SELECT * FROM unnest($8::smallint[], $9::bigint[])), "
             "n AS MATERIALIZED (SELECT pg_notify('" + std::string(kDueChannel) +
-            "', p) FROM unnest($9::text[]) p) SELECT count(*) FROM n",
+            "', p) FROM unnest($10::text[]) p) SELECT count(*) FROM n",
         params);
     if (!r.ok()) {
       if (r.status().code() == StatusCode::kConflict) return false;
@@ -567,12 +640,12 @@ class PostgresTimerStore final : public TimerStore {
     if (!valid.ok()) return fail(valid.status());
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-    Result<PgResult> rows = c.Exec(
+    Result<PgResult> rows = c.ExecBinary(
         "SELECT id, record FROM tickwheel_timers WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE",
         {PgTextArray(ids)});
     if (!rows.ok()) return fail(rows.status());
     std::map<std::string, std::string> stored;
-    for (int i = 0; i < rows->rows(); ++i) stored.emplace(rows->Text(i, 0), rows->Bytes(i, 1));
+    for (int i = 0; i < rows->rows(); ++i) stored.emplace(rows->Text(i, 0), rows->Text(i, 1));
     PgTxn txn(std::move(stored));
     for (std::size_t i = 0; i < group.size(); ++i) {
       QueuedWrite& w = group[i];
@@ -610,8 +683,8 @@ class PostgresTimerStore final : public TimerStore {
     }
     if (!updates.empty()) {
       s = c.Exec(std::string("UPDATE tickwheel_timers t SET shard = v.shard, state = v.state, "
-                             "due_ms = v.due_ms, updated_ms = v.updated_ms, record = v.record "
-                             "FROM ") +
+                             "due_ms = v.due_ms, updated_ms = v.updated_ms, record = v.record, "
+                             "host = v.host FROM ") +
                      kUnnestRows + " AS v(" + kTimerColumns + ") WHERE t.id = v.id",
                  updates.Params())
               .status();

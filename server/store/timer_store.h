@@ -85,12 +85,14 @@ struct ListPage {
 // database's clock.
 struct ClusterNode {
   std::string node_id;
+  std::string instance;  // the process running as it
   std::int64_t started_ms = 0;
   std::int64_t expires_ms = 0;  // its heartbeat lapses then
+  std::optional<std::int64_t> clock_offset_ms;  // its wall clock minus the database's
 };
 struct ShardLease {
   int shard = 0;
-  std::string owner;  // "" when no node holds it
+  std::string owner;  // "node_id#instance"; "" when no node holds it
   std::int64_t epoch = 0;
   std::int64_t expires_ms = 0;
 };
@@ -218,7 +220,7 @@ struct StoreOptions {
   // Cluster mode: the PostgreSQL store.
   std::string postgres;       // a postgresql:// URL or key=value conninfo
   int shards = 0;             // when the schema is created (0: 256); fixed after
-  std::string node_id;        // this node, as leases and notifications name it
+  std::string node_id;        // this process, as leases and notifications name it ("node#instance")
   const ShardFence* fence = nullptr;  // this node's leases; must outlive the store
   // Changes to timers due within this much of now are announced to the
   // other nodes (NOTIFY), so that the owner of their shard arms them.

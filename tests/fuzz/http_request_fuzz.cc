@@ -3,7 +3,8 @@
 // with the server's header limit (16 KiB) and a body limit, fed the input
 // in pieces, request after request from one buffer as on a keep-alive
 // connection; then the API's first steps on each request: the target split
-// into path and query, the id of /v1/timers/{id}[:retry] validated, the
+// into path and query, the Host, Origin and Content-Type checks
+// (api/request_guard.h), the id of /v1/timers/{id}[:retry] validated, the
 // list query parsed, a POST body parsed as JSON and as a timer.
 //
 // Input: byte 0 picks the body limit (0..255 * 64 bytes, or the server's 16
@@ -14,7 +15,8 @@
 // request Beast accepts has a method, a target starting with '/' (or '*')
 // without spaces or control characters, a header within 16 KiB, and a body
 // within the limit that matches its Content-Length; every API error is
-// well-formed (CheckError).
+// well-formed (CheckError; the guard's: 400, 403, 415 or 421 with their
+// reasons, and a JSON error body).
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/json.hpp>
@@ -26,6 +28,7 @@
 
 #include "api/json_body.h"
 #include "api/list_query.h"
+#include "api/request_guard.h"
 #include "api/timer_request.h"
 #include "decoder_checks.h"
 
@@ -41,9 +44,39 @@ void Require(bool ok, const std::string& what) {
   if (!ok) FuzzFail("HTTP request: " + what);
 }
 
+// An error of the request guard: a known reason with its status, a
+// message, and a JSON error body.
+void CheckGuardError(const server::Status& s, std::string_view what) {
+  const std::string where(what);
+  const int status = server::HttpStatusOf(s);
+  const bool known = (s.reason() == "misdirected_request" && status == 421) ||
+                     (s.reason() == "origin_not_allowed" && status == 403) ||
+                     (s.reason() == "unsupported_media_type" && status == 415) ||
+                     (s.reason() == "bad_request" && status == 400);
+  if (!known) FuzzFail(where + ": reason \"" + s.reason() + "\" with status " + std::to_string(status));
+  if (s.message().empty()) FuzzFail(where + ": empty error message");
+  boost::system::error_code ec;
+  (void)boost::json::parse(server::ErrorJson(s), ec);
+  if (ec) FuzzFail(where + ": the error body is not valid JSON");
+}
+
+// What Api::Admit checks on a request's headers (server/api/api.cc).
+void Guard(const http::request<http::string_body>& req) {
+  static const server::RequestGuard guard =
+      *server::RequestGuard::Make({.public_hosts = {"timers.test", "*.apps.test"},
+                                   .allow_origins = {"https://ops.example.com"}});
+  if (server::Status s = guard.CheckHost(req); !s.ok()) CheckGuardError(s, "host");
+  const auto origin = guard.CheckOrigin(req);
+  if (!origin.ok()) CheckGuardError(origin.status(), "origin");
+  const server::Status type = server::RequestGuard::CheckContentType(req, !req.body().empty());
+  if (!type.ok()) CheckGuardError(type, "content type");
+  (void)server::RequestGuard::HostOf(req[http::field::host]);
+}
+
 // What Api::Handle does first with a request (MatchRoute and the handlers
 // in server/api/api.cc and timer_handlers.cc, which are coroutines).
 void Route(const http::request<http::string_body>& req) {
+  Guard(req);
   const std::string_view target = req.target();
   const std::size_t q = target.find('?');
   const std::string_view path = target.substr(0, q);

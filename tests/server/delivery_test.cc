@@ -9,6 +9,7 @@
 
 #include "common/metrics.h"
 #include "common/server_clock.h"
+#include "delivery/connection_budget.h"
 #include "delivery/dispatcher.h"
 #include "delivery/retry_after.h"
 #include "delivery/tls_client.h"
@@ -51,6 +52,37 @@ bool Eventually(const std::function<bool()>& done, milliseconds patience = milli
     std::this_thread::sleep_for(milliseconds(10));
   }
   return true;
+}
+
+// Over the limit a taker waits in line and is granted, first come first
+// served, the slots given back; each waiter asks once for an idle
+// connection to be closed.
+TEST(ConnectionBudgetTest, TakersOverTheLimitWaitInLineForReleasedSlots) {
+  ConnectionBudget budget(2);
+  int reclaims = 0;
+  budget.SetReclaim([&] { ++reclaims; });
+  std::vector<int> granted;
+  EXPECT_TRUE(budget.Acquire([&] { granted.push_back(0); }));
+  EXPECT_TRUE(budget.Acquire([&] { granted.push_back(1); }));
+  EXPECT_FALSE(budget.Acquire([&] { granted.push_back(2); }));
+  EXPECT_FALSE(budget.Acquire([&] { granted.push_back(3); }));
+  EXPECT_EQ(budget.waiting(), 2u);
+  EXPECT_EQ(reclaims, 2);
+  EXPECT_EQ(budget.in_use(), 2u);
+  budget.Release();
+  EXPECT_EQ(granted, std::vector<int>{2});
+  EXPECT_EQ(budget.in_use(), 2u);  // passed on, not freed
+  budget.Release();
+  budget.Release();
+  EXPECT_EQ(granted, (std::vector<int>{2, 3}));
+  EXPECT_EQ(budget.in_use(), 1u);
+  EXPECT_EQ(budget.waited(), 2u);
+  // A newcomer does not overtake the line.
+  EXPECT_TRUE(budget.Acquire([] {}));
+  EXPECT_FALSE(budget.Acquire([&] { granted.push_back(4); }));
+  budget.Clear();
+  budget.Release();
+  EXPECT_EQ(granted, (std::vector<int>{2, 3}));
 }
 
 TEST(WebhookClientTest, ALimitOfOneConnectionPerHostIsOneConnection) {

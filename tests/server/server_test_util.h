@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <fstream>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <utility>
@@ -81,7 +82,19 @@ inline std::string TimerBody(const std::string& id, std::int64_t delay_ms,
   return body + "}";
 }
 
-inline const char* Binary() { return TICKWHEEL_BINARY; }
+// The tickwheel executable under test: this build's, or the one
+// $TICKWHEEL_TEST_BINARY names (to show that a test fails on an older build).
+inline const char* Binary() {
+  const char* other = std::getenv("TICKWHEEL_TEST_BINARY");
+  return other != nullptr && other[0] != '\0' ? other : TICKWHEEL_BINARY;
+}
+
+// Whether `key` (an Idempotency-Key, webhook-id or Nats-Msg-Id) is a
+// delivery id of timer `id`: "<id>:<created_ms>".
+inline bool IsMessageIdOf(const std::string& key, const std::string& id) {
+  return key.size() > id.size() + 1 && key.compare(0, id.size() + 1, id + ":") == 0 &&
+         key.find_first_not_of("0123456789", id.size() + 1) == std::string::npos;
+}
 
 // Runs `build/tickwheel ARGS` through the shell (stderr with stdout); its
 // exit status and output.

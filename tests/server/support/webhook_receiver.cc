@@ -193,7 +193,7 @@ WebhookReceiver::WebhookReceiver(ReceiverOptions options) : impl_(std::make_uniq
     impl_->tls->use_certificate_chain_file(options.tls_cert);
     impl_->tls->use_private_key_file(options.tls_key, asio::ssl::context::pem);
   }
-  tcp::endpoint at(asio::ip::make_address("127.0.0.1"), 0);
+  tcp::endpoint at(asio::ip::make_address(options.address), 0);
   impl_->acceptor.open(at.protocol());
   impl_->acceptor.set_option(asio::socket_base::reuse_address(true));
   impl_->acceptor.bind(at);

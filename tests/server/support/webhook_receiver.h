@@ -34,6 +34,9 @@ struct ReceiverOptions {
   bool record = true;
   // HTTPS with this PEM certificate and key when both are set.
   std::string tls_cert, tls_key;
+  // The address to listen on: "0.0.0.0" takes every 127.x.y.z (many
+  // distinct receivers on one port).
+  std::string address = "127.0.0.1";
 };
 
 // How the receiver answers one delivery.
