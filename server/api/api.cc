@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "api/api.h"
 
 #include <optional>
@@ -31,6 +32,25 @@ Route MatchRoute(std::string_view path) {
     return {Route::Kind::kTimerRetry, std::string(id)};
   }
   return {Route::Kind::kTimer, std::string(id)};
+}
+
+std::string_view RouteTemplate(Route::Kind kind) {
+  switch (kind) {
+    case Route::Kind::kHealth: return "/healthz";
+    case Route::Kind::kMetrics: return "/metrics";
+    case Route::Kind::kWhoami: return "/v1/whoami";
+    case Route::Kind::kTimers: return "/v1/timers";
+    case Route::Kind::kBatch: return "/v1/timers:batch";
+    case Route::Kind::kTimer: return "/v1/timers/{id}";
+    case Route::Kind::kTimerRetry: return "/v1/timers/{id}:retry";
+    case Route::Kind::kRetryFailed: return "/v1/timers:retry-failed";
+    case Route::Kind::kDeleteFailed: return "/v1/timers:delete-failed";
+    case Route::Kind::kStats: return "/v1/stats";
+    case Route::Kind::kStatsSeries: return "/v1/stats/series";
+    case Route::Kind::kCluster: return "/v1/cluster";
+    case Route::Kind::kNone: return "other";
+  }
+  return "other";
 }
 
 const char* AllowedMethods(Route::Kind kind) {
@@ -96,16 +116,12 @@ Api::Api(Handlers handlers, Metrics& metrics, Gauges gauges, HealthDetail health
       access_(std::move(access)),
       static_files_(std::move(static_files)) {}
 
-Admission Api::Answer(HttpResponse res) {
-  if (res.result_int() >= 400 && res.result_int() < 500) {
-    metrics_.http_client_errors.fetch_add(1, std::memory_order_relaxed);
-  }
-  if (res.result_int() == 401) metrics_.http_unauthenticated.fetch_add(1, std::memory_order_relaxed);
+Admission Api::Answer(Route::Kind kind, HttpResponse res) {
+  metrics_.http_requests.Count(RouteTemplate(kind), res.result_int());
   return Admission{std::move(res), {}};
 }
 
 Admission Api::Admit(const HttpRequest& head) {
-  metrics_.http_requests.fetch_add(1, std::memory_order_relaxed);
   const std::string_view target = head.target();
   const std::string_view path = target.substr(0, target.find('?'));
   const http::verb method = head.method();
@@ -114,22 +130,22 @@ Admission Api::Admit(const HttpRequest& head) {
   // probe may name the node as it likes).
   if (route.kind == Route::Kind::kHealth && method == http::verb::get) {
     const bool draining = draining_.load();
-    return Answer(JsonResponse(draining ? 503 : 200,
+    return Answer(route.kind, JsonResponse(draining ? 503 : 200,
                                std::string(draining ? R"({"status":"draining")" : R"({"status":"ok")") +
                                    (health_ ? health_() : "") + "}"));
   }
   // A web page must not drive the server: Host, then Origin.
-  if (Status s = access_.guard.CheckHost(head); !s.ok()) return Answer(ErrorResponse(s));
+  if (Status s = access_.guard.CheckHost(head); !s.ok()) return Answer(route.kind, ErrorResponse(s));
   Result<std::optional<std::string>> cross_origin = access_.guard.CheckOrigin(head);
-  if (!cross_origin.ok()) return Answer(ErrorResponse(cross_origin.status()));
+  if (!cross_origin.ok()) return Answer(route.kind, ErrorResponse(cross_origin.status()));
   std::optional<std::string> cors = std::move(*cross_origin);
-  if (cors && method == http::verb::options) return Answer(RequestGuard::Preflight(*cors));
+  if (cors && method == http::verb::options) return Answer(route.kind, RequestGuard::Preflight(*cors));
   if (static_files_) {
-    if (std::optional<HttpResponse> page = static_files_(head)) return Answer(std::move(*page));
+    if (std::optional<HttpResponse> page = static_files_(head)) return Answer(route.kind, std::move(*page));
   }
   auto refuse = [&](HttpResponse res) {
     if (cors) RequestGuard::AllowOrigin(res, *cors);
-    return Answer(std::move(res));
+    return Answer(route.kind, std::move(res));
   };
   // Who asks, before anything is looked at.
   Role role = Role::kAnonymous;
@@ -143,6 +159,13 @@ Admission Api::Admit(const HttpRequest& head) {
     role = *who;
   }
   if (route.kind == Route::Kind::kNone) {
+    // The console's paths reach here only when it is off (static_files
+    // serves them with --ui).
+    if (path == "/ui" || path.substr(0, 4) == "/ui/") {
+      return refuse(ErrorResponse(Status::NotFound(
+          "the web console is off: start the server with --ui (tickwheel serve --ui) to serve it "
+          "at /ui/")));
+    }
     return refuse(ErrorResponse(
         Status::NotFound("no route " + std::string(path) + " (the API is under /v1/timers)")));
   }
@@ -226,9 +249,7 @@ asio::awaitable<HttpResponse> Api::Handle(HttpRequest& req, Route route, Role ro
       }
       break;
   }
-  if (res.result_int() >= 400 && res.result_int() < 500) {
-    metrics_.http_client_errors.fetch_add(1, std::memory_order_relaxed);
-  }
+  metrics_.http_requests.Count(RouteTemplate(route.kind), res.result_int());
   if (cors_origin) RequestGuard::AllowOrigin(res, *cors_origin);
   co_return res;
 }

@@ -1,11 +1,13 @@
+// SPDX-License-Identifier: Apache-2.0
 // Api: the HTTP interface of `tickwheel serve` (docs/server.md): checks
 // each request on its headers (api/request_guard.h: Host, Origin,
 // Content-Type; api/auth.h: the token; the route and method) before its
 // body is read, then routes it to its handler.
 //
 // Writing a handler (the timer, dead-letter and stats handlers show it):
-//   - a route is added to Route::Kind, MatchRoute and AllowedMethods; by
-//     the time its handler runs, the token, the method and the
+//   - a route is added to Route::Kind, MatchRoute, AllowedMethods and
+//     RouteTemplate, and to the switch of Api::Handle; by the time its
+//     handler runs, the Host and Origin, the token, the method and the
 //     Content-Type (application/json when there is a body) have been
 //     checked, and the body has been read within the limits;
 //   - the handler parses and checks the request, then reaches the store
@@ -46,6 +48,10 @@ struct Route {
 Route MatchRoute(std::string_view path);
 // "GET, POST", ...: the methods `kind` takes ("" for kNone).
 const char* AllowedMethods(Route::Kind kind);
+// The route's template, the `route` label of tickwheel_http_requests_total
+// ("/v1/timers/{id}"; "other" for no route): never a raw path, so the
+// label's values are bounded. A new route kind gets its template here.
+std::string_view RouteTemplate(Route::Kind kind);
 
 struct ApiAccess {
   TokenAuth auth;             // no tokens: every request is anonymous
@@ -86,7 +92,8 @@ class Api {
   Api(Handlers handlers, Metrics& metrics, Gauges gauges, HealthDetail health = {},
       ApiAccess access = {}, StaticFiles static_files = {});
 
-  // What HttpServer calls with each request's head.
+  // What HttpServer calls with each request's head. Every answer is
+  // counted by route template and status code.
   Admission Admit(const HttpRequest& head);
 
   // /healthz and writes answer 503 "draining" from now on.
@@ -94,7 +101,7 @@ class Api {
 
  private:
   // An answer given at admission (counted as the API's answers are).
-  Admission Answer(HttpResponse res);
+  Admission Answer(Route::Kind kind, HttpResponse res);
   boost::asio::awaitable<HttpResponse> Handle(HttpRequest& req, Route route, Role role,
                                               std::optional<std::string> cors_origin);
 

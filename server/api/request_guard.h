@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RequestGuard: what keeps web pages from driving a tickwheel they can
 // reach (a developer's `make run` on loopback, a server on a private
 // network): the checks of a request's Host, Origin and Content-Type, made

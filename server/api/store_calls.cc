@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "api/store_calls.h"
 
 #include <spdlog/spdlog.h>

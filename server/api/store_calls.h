@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How API handlers reach the store: never on the HTTP I/O threads' time,
 // and never for longer than a deadline.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // BlockingPool: threads for calls that may block (a store read over the
 // network), so that the threads that must stay responsive (the HTTP I/O
 // threads) never make them. Its queue is bounded and every call has a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ConnectionBudget: how many webhook connections may be open at once, over
 // every host and every thread of the client, so that timers aimed at many
 // distinct receivers cannot take every file descriptor of the process.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NatsPublisher: delivers to NATS JetStream subjects, one message per
 // attempt, de-duplicated by JetStream on the message id (Nats-Msg-Id: the
 // timer id and its creation time, delivery/dispatcher.h's MessageIdOf).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DnsResolver: host names to addresses for the webhook client and the
 // create-time SSRF check, on threads of its own and with a cache, so that
 // one slow name server delays only the attempts to that name (asio's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // BlockingPool (common/blocking_pool.h): bounded, and a call that waited
 // past its deadline is never run.
 #include "common/blocking_pool.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The real `tickwheel serve` attacked as docs/server.md's "Threat model"
 // says it may be: by a web page the developer visits (cross-origin
 // requests, DNS rebinding, text/plain and form bodies), by clients that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RawConnection: a plain TCP connection to a server on loopback, for tests
 // that send what a well-behaved client would not (partial requests, held
 // connections, headers as a browser sends them) and read the raw answer.
