@@ -146,8 +146,12 @@ void ManualClock::Advance(Duration d) {
 
 void ManualClock::AdvanceTo(TimePoint t) {
   MutexLock advance_lock(advance_mutex_);
-  const std::int64_t target = std::max(now_ns_.load(std::memory_order_relaxed),
-                                       t.time_since_epoch().count());
+  // TimePoint::max() stands for "never" (what a thread with nothing to wait
+  // for sleeps until), so time stops one tick of the clock short of it.
+  const std::int64_t target = std::max(
+      now_ns_.load(std::memory_order_relaxed),
+      std::min(t.time_since_epoch().count(),
+               TimePoint::max().time_since_epoch().count() - 1));
   now_ns_.store(target, std::memory_order_release);
 
   std::vector<std::shared_ptr<SleeperState>> sleepers;
