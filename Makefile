@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tickwheel: the two commands are `make run` and `make test`.
 #   make run [ARGS="..."]   install what is missing, build (Release), run
 #                           `tickwheel serve` on 127.0.0.1:8080 with ./data
@@ -6,12 +7,14 @@
 #                           headless Chromium too), then the
 #                           sanitizer builds (ASan+UBSan, TSan) and a short
 #                           run of every fuzz target
-#   make bench [QUICK=1]    benchmarks against peers; regenerates docs
+#   make bench [QUICK=1]    benchmarks against peers (the library, and cron's
+#                           NextAfter against croniter); regenerates docs
 #   make bench-server [QUICK=1] [CLUSTER_ONLY=1 | ONLY=creates]  tickwheel
 #                           serve (embedded, and a cluster of 1 and 3 nodes)
 #                           against PostgreSQL + SKIP LOCKED, creates beside a
 #                           bare RocksDB write; regenerates docs/performance.md's
 #                           regions
+#   make package            the Debian package (CPack): build/package/tickwheel_*.deb
 #   make asan | make tsan   one sanitizer build of the library and its tests
 #   make server-asan        the server and its tests under GCC's ASan + UBSan
 #   make tsa                the server compiled by clang: lock annotations
@@ -28,7 +31,7 @@ JOBS ?= $(shell nproc)
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 CMAKE_ARGS ?=
 
-.PHONY: all deps configure build run demo test unit-test asan tsan server-asan tsa fuzz-build fuzz fuzz-test bench bench-server soak clean format
+.PHONY: all deps configure build package run demo test unit-test asan tsan server-asan tsa fuzz-build fuzz fuzz-test bench bench-server soak clean format
 
 all: build
 
@@ -40,6 +43,13 @@ configure: deps
 
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
+
+# The .deb of the executable, its unit, the library, headers and CMake
+# config (cmake/TickwheelPackage.cmake); tests/package/check_deb.sh checks it.
+package: configure
+	@cmake --build $(BUILD) -j $(JOBS) --target tickwheel tickwheel_app tickwheel_package_files
+	cd $(BUILD) && cpack -G DEB
+	@ls $(BUILD)/package/*.deb
 
 run: build
 	./$(BUILD)/tickwheel serve --listen 127.0.0.1:8080 --data-dir ./data $(ARGS)
@@ -118,12 +128,14 @@ fuzz-test: fuzz-build
 	  --output-on-failure -j $(JOBS) --timeout 600
 	@cat $(FUZZ_BUILD)/fuzz-logs/summary.txt
 
-# Core (Wheel against peers: bench/core/report.py) and runtime (Cache,
-# executors: bench/runtime/report.py); each rewrites its region of
+# Core (Wheel against peers: bench/core/report.py), runtime (Cache,
+# executors: bench/runtime/report.py) and schedules (NextAfter against
+# croniter: bench/schedule/report.py); each rewrites its region of
 # docs/performance.md. QUICK=1: sizes up to 1M, one repetition.
 bench: build
 	/usr/bin/python3 bench/core/report.py --build $(BUILD) $(if $(QUICK),--quick)
 	/usr/bin/python3 bench/runtime/report.py --build $(BUILD) $(if $(QUICK),--quick)
+	/usr/bin/python3 bench/schedule/report.py --build $(BUILD) $(if $(QUICK),--quick)
 
 bench-server: configure
 	@cmake --build $(BUILD) -j $(JOBS) --target tickwheel_app server_bench

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tickwheel_server_library(<dir> SOURCES ... [DEPENDS <dir>...]
 #                          [PUBLIC_LIBS ...] [PRIVATE_LIBS ...])
 # A library of tickwheel serve: tickwheel_server_<dir>, made of the sources
@@ -5,7 +6,8 @@
 # Its sources and headers may include headers of <dir> and of what it
 # depends on (directly or not), nothing else: an include of another server
 # directory stops the configuration, so the layering cannot drift.
-set(TICKWHEEL_SERVER_DIRS api cli common delivery egress scheduler serve store timer cluster ui)
+set(TICKWHEEL_SERVER_DIRS api cli common delivery egress schedule scheduler serve store timer cluster
+    ui)
 
 function(tickwheel_server_library dir)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPENDS;PUBLIC_LIBS;PRIVATE_LIBS" ${ARGN})
