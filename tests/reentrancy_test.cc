@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // User code never runs under a lock of the library: values, keys and
 // callbacks whose destructors call back into the TimerService, TimingWheel
 // or Cache that held them, at every place where the library lets one go.

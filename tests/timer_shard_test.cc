@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TimerShard, the state machine behind TimerService's timers, driven
 // directly: what its entries go through, and the corners the service
 // cannot reach in a test's time (a generation that wraps).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A bound on how long a test step may take, so that a deadlock (a user
 // destructor calling back into a tickwheel object that still holds its
 // lock) is a clean test failure, not a hung CI job.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One shard of a TimerService: its timers' entries, their life from pending
 // to run, and the wheel that times them.
 #ifndef TICKWHEEL_INTERNAL_TIMER_SHARD_H_
