@@ -92,6 +92,23 @@ struct CacheOptions {
 // concurrent Set). Take(key, fetch) runs `fetch` once for all concurrent
 // callers of a missing key and shares its value or its exception.
 //
+// Locks: `fetch`, `report` and on_error run under no lock of the cache,
+// and a value or key that the cache lets go (replaced by Set, deleted,
+// evicted, expired) is destroyed after the shard's lock is released (an
+// expired one on the cache's timer thread), so destructors may call the
+// cache. What does run under the lock, and so must not call the cache:
+// K's and V's copy and move constructors and assignments (Get's copy of a
+// value too), Hash and KeyEqual.
+//
+// Failures: Set and Take either store the entry or throw (std::bad_alloc)
+// having changed nothing (Take's waiters get the same exception); Get, Del,
+// size and stats allocate nothing (Get may throw what V's copy throws). A
+// `fetch` that throws reaches every waiting Take and nothing is cached; a
+// `report` that throws is handed to on_error and reporting goes on. Out of
+// memory, the timer thread reports the std::bad_alloc on stderr and tries
+// again max(resolution, 1 ms) later; an expired entry is never returned
+// meanwhile.
+//
 // Thread safety: every method may be called from any thread; `fetch` may
 // call the cache (but not Take the key it is fetching).
 // Cost: Get, Set, Del O(1) under one shard's mutex; Del, and a Set that

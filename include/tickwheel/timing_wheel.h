@@ -58,6 +58,23 @@ struct TimingWheelOptions {
 // for two misses in turn (map entry, then wheel node), and a batch spreads
 // them over many keys at once.
 //
+// Locks: `execute`, Drain's `fn` and on_error run under no lock of the
+// wheel, and a value or key that a call lets go (replaced by SetTimer,
+// removed, fired, drained, discarded by Stop) is destroyed after the lock
+// is released, so destructors may call the wheel. What does run under a
+// shard's lock, and so must not call the wheel: Key's and Value's copy and
+// move constructors and assignments (and the destruction of moved-from
+// ones), Hash and KeyEqual.
+//
+// Failures: single calls either do what they say or throw (std::bad_alloc)
+// having changed nothing; RemoveTimer, size and Stop never throw. A batch
+// call that throws has made each key's call entirely or not at all (which
+// ones is unspecified, `results` too), and every call it made wakes the
+// timer thread as it should. Drain out of memory takes nothing. An
+// `execute` that throws is reported to on_error and the wheel goes on. Out
+// of memory, the timer thread reports the std::bad_alloc to on_error and
+// tries again max(interval, 1 ms) later: no key is lost or fired twice.
+//
 // Thread safety: all methods may be called from any thread, including from
 // inside `execute` (it runs under no lock of the wheel).
 // Cost: SetTimer, MoveTimer, RemoveTimer O(1) (a lookup in an open-addressing

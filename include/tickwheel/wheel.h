@@ -50,6 +50,14 @@ struct WheelAccess;
 // slot down at once stalled one Advance for milliseconds (213k timers when
 // 1M are due within 300 ms); spread, each Advance moves its share.
 //
+// Failures: Schedule, Reschedule and Reserve either do what they say or
+// throw (std::bad_alloc; Reserve also std::length_error) having changed
+// nothing; Cancel and NextDeadline never throw. Advance out of memory
+// throws before firing anything (while applying queued moves) or, when
+// re-filing a timer it moves down a level fails, after firing what was due
+// before it, leaving the rest pending for the next Advance. If `on_expire`
+// throws, only the timer being fired is consumed. The wheel takes no lock.
+//
 // Thread safety: none; a Wheel belongs to one thread.
 // Memory: each timer is one slab node (24 bytes plus the payload, rounded up
 // to its alignment) and one 4-byte index in its slot. No allocation per call

@@ -101,12 +101,22 @@ class WorkerPool {
   // run except the caller's own and those whose `run` is itself blocked in
   // Stop (so two items stopping the pool at once do not wait for each
   // other). Idempotent.
+  // Never throws: it allocates nothing.
   void Stop() TW_EXCLUDES(mutex_) {
-    std::deque<Item> dropped;  // destroyed under no lock
     MutexLock lock(mutex_);
     stopping_ = true;
-    dropped.swap(queue_);
     work_.SignalAll();
+    // The dropped items are destroyed one at a time under no lock (a
+    // second deque to swap them into would allocate: Stop must not fail).
+    // Nothing is queued any more once stopping_ is set.
+    while (!queue_.empty()) {
+      {
+        Item item = std::move(queue_.front());
+        queue_.pop_front();
+        lock.Unlock();
+      }  // the item is destroyed under no lock
+      lock.Lock();
+    }
     const bool self = OnWorkerThread();
     if (self) {
       ++in_stop_;
@@ -121,7 +131,6 @@ class WorkerPool {
 
   bool OnWorkerThread() const { return current_worker_pool == this; }
 
- private:
   void Work() TW_EXCLUDES(mutex_) {
     current_worker_pool = this;
     MutexLock lock(mutex_);
