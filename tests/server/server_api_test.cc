@@ -33,14 +33,22 @@ class ServerApiTest : public ::testing::TestWithParam<Backend> {
     node_ = new ServerProcess(Binary(), dir_->path() + "/unused", cluster_args);
     ASSERT_TRUE(node_->Start());
   }
+  // Also after a SetUpTestSuite that stopped half way (its tests then fail:
+  // tests/support/test_main.cc).
   static void TearDownTestSuite() {
-    EXPECT_EQ(embedded_->Terminate(), 0) << embedded_->log();
-    EXPECT_EQ(node_->Terminate(), 0) << node_->log();
-    delete embedded_;
-    delete node_;
+    for (ServerProcess* server : {embedded_, node_}) {
+      if (server != nullptr && server->running()) {
+        EXPECT_EQ(server->Terminate(), 0) << server->log();
+      }
+      delete server;
+    }
     delete postgres_;
     delete receiver_;
     delete dir_;
+    embedded_ = node_ = nullptr;
+    postgres_ = nullptr;
+    receiver_ = nullptr;
+    dir_ = nullptr;
   }
 
   static ServerProcess& server() { return GetParam() == Backend::kEmbedded ? *embedded_ : *node_; }
