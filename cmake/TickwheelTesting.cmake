@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Test helpers shared by every directory that has tests.
 include_guard(GLOBAL)
 find_package(GTest REQUIRED)
