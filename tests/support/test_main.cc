@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // main() of every GoogleTest executable of the project, in place of
 // gtest_main: the tests run with a listener that fails every test that did
 // not run and may not skip.
