@@ -103,8 +103,14 @@ bool ValidName(std::string_view name) {
 
 }  // namespace
 
+// An IPv4 network contains the IPv4 address an address carries (the
+// address itself, or the one embedded in its mapped, compatible or NAT64
+// form); an IPv6 network contains the IPv6 address as written (a mapped
+// address is IPv4 only: a network written in mapped form is parsed as the
+// IPv4 one). So 10.0.0.0/8 contains 64:ff9b::10.0.0.1, and so does
+// 64:ff9b::/96.
 bool Cidr::Contains(const ip::address& raw) const {
-  const ip::address a = Embedded(raw);
+  const ip::address a = network.is_v4() ? Embedded(raw) : Normalize(raw);
   if (a.is_v4() != network.is_v4()) return false;
   auto match = [&](const auto& x, const auto& y) {
     unsigned bits = prefix;
@@ -197,20 +203,29 @@ Status TargetPolicy::CheckName(std::string_view raw_host) const {
 
 Status TargetPolicy::CheckAddress(std::string_view raw_host, const ip::address& raw) const {
   const std::string host = Lower(raw_host);
-  const ip::address a = Embedded(raw);
-  const std::string what =
-      host == a.to_string() ? a.to_string() : host + " (" + a.to_string() + ")";
+  const ip::address a = Normalize(raw);
+  const ip::address carried = Embedded(raw);
+  // "64:ff9b::a9fe:a9fe, which carries 169.254.169.254" for an IPv4
+  // address in an IPv6 one.
+  std::string address = a.to_string();
+  if (carried != a) address += ", which carries " + carried.to_string();
+  const std::string what = host == a.to_string() ? address : host + " (" + address + ")";
   if (AnyName(deny_names_, host)) return Denied("host " + host + " is denied by --target-deny");
   if (const Cidr* c = Find(deny_networks_, a)) {
     return Denied(what + " is denied by --target-deny " + c->ToString());
   }
   const Cidr* allowed = Find(allow_networks_, a);
-  if (allowed == nullptr) {
-    for (const DefaultDeny& d : DefaultDenies()) {
-      if (d.network.Contains(a)) {
-        return Denied(what + " is " + d.why + ", denied by default (--target-allow " +
-                      d.network.ToString() + " would allow it)");
-      }
+  for (const DefaultDeny& d : DefaultDenies()) {
+    if (!d.network.Contains(a)) continue;
+    // Lifted only by an allowed network of the default's family: an
+    // allowed 64:ff9b::/96 does not open the metadata address behind
+    // 64:ff9b::a9fe:a9fe; an allowed 169.254.169.254 does.
+    const bool lifted = std::any_of(allow_networks_.begin(), allow_networks_.end(), [&](const Cidr& c) {
+      return c.network.is_v4() == d.network.network.is_v4() && c.Contains(a);
+    });
+    if (!lifted) {
+      return Denied(what + " is " + d.why + ", denied by default (--target-allow " +
+                    d.network.ToString() + " would allow it)");
     }
   }
   const bool allow_list = !allow_networks_.empty() || !allow_names_.empty();

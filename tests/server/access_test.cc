@@ -85,6 +85,53 @@ TEST(TargetPolicyTest, DenyWinsAndAnAllowListAllowsOnlyWhatItNames) {
   EXPECT_EQ(Reason(allow->Check("a", At({"169.254.169.254"}))), "ok");
 }
 
+// Networks written in IPv6 match the NAT64 and IPv4-compatible forms as
+// written, beside the IPv4 networks that match the address they carry; a
+// network written in IPv4-mapped form is the IPv4 one. (Before, every
+// embedded form was matched as IPv4 only: --target-deny 64:ff9b::/96 and
+// --target-allow 64:ff9b::/96 matched nothing.)
+TEST(TargetPolicyTest, Nat64AndMappedNetworksMatchWhatTheyName) {
+  Result<TargetPolicy> deny_nat64 = TargetPolicy::Make({}, {"64:ff9b::/96"});
+  ASSERT_TRUE(deny_nat64.ok());
+  EXPECT_EQ(Reason(deny_nat64->Check("a", At({"64:ff9b::93.184.216.34"}))), "target_denied");
+  EXPECT_EQ(Reason(deny_nat64->Check("a", At({"93.184.216.34"}))), "ok");
+  EXPECT_EQ(Reason(deny_nat64->Check("a", At({"::ffff:93.184.216.34"}))), "ok");
+
+  Result<TargetPolicy> allow_nat64 = TargetPolicy::Make({"64:ff9b::/96"}, {});
+  ASSERT_TRUE(allow_nat64.ok());
+  EXPECT_EQ(Reason(allow_nat64->Check("a", At({"64:ff9b::93.184.216.34"}))), "ok");
+  EXPECT_EQ(Reason(allow_nat64->Check("a", At({"93.184.216.34"}))), "target_denied");
+  // An allowed IPv6 prefix does not lift the IPv4 default denies behind it;
+  // an allowed IPv4 network does.
+  Status metadata = allow_nat64->Check("a", At({"64:ff9b::a9fe:a9fe"}));
+  EXPECT_EQ(Reason(metadata), "target_denied");
+  EXPECT_NE(metadata.message().find("64:ff9b::a9fe:a9fe, which carries 169.254.169.254"),
+            std::string::npos)
+      << metadata.message();
+  Result<TargetPolicy> allow_metadata = TargetPolicy::Make({"169.254.169.254"}, {});
+  ASSERT_TRUE(allow_metadata.ok());
+  EXPECT_EQ(Reason(allow_metadata->Check("a", At({"64:ff9b::a9fe:a9fe"}))), "ok");
+
+  Result<TargetPolicy> deny_compatible = TargetPolicy::Make({}, {"::/96"});
+  ASSERT_TRUE(deny_compatible.ok());
+  EXPECT_EQ(Reason(deny_compatible->Check("a", At({"::10.0.0.1"}))), "target_denied");
+  EXPECT_EQ(Reason(deny_compatible->Check("a", At({"10.0.0.1"}))), "ok");
+
+  // ::ffff:0:0/96 holds every IPv4-mapped address, which is every IPv4
+  // address: it is 0.0.0.0/0, and the log says so.
+  Result<TargetPolicy> deny_mapped = TargetPolicy::Make({}, {"::ffff:0:0/96"});
+  ASSERT_TRUE(deny_mapped.ok());
+  EXPECT_NE(deny_mapped->Describe().find("0.0.0.0/0"), std::string::npos) << deny_mapped->Describe();
+  EXPECT_EQ(Reason(deny_mapped->Check("a", At({"::ffff:10.0.0.1"}))), "target_denied");
+  EXPECT_EQ(Reason(deny_mapped->Check("a", At({"10.0.0.1"}))), "target_denied");
+  EXPECT_EQ(Reason(deny_mapped->Check("a", At({"64:ff9b::10.0.0.1"}))), "target_denied");
+  EXPECT_EQ(Reason(deny_mapped->Check("a", At({"2001:db8::1"}))), "ok");
+  Result<TargetPolicy> allow_mapped = TargetPolicy::Make({"::ffff:0:0/96"}, {});
+  ASSERT_TRUE(allow_mapped.ok());
+  EXPECT_EQ(Reason(allow_mapped->Check("a", At({"10.0.0.1"}))), "ok");
+  EXPECT_EQ(Reason(allow_mapped->Check("a", At({"2001:db8::1"}))), "target_denied");
+}
+
 TEST(TargetPolicyTest, BadEntriesNameTheFlag) {
   for (const char* bad : {"10.0.0.0/33", "1.2.3", "not a name", "::1/129", ""}) {
     Result<TargetPolicy> p = TargetPolicy::Make({}, {bad});
