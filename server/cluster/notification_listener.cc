@@ -64,7 +64,7 @@ void NotificationListener::Loop() {
         if (!due || due->node_id == node_id_) continue;
         for (const DueNotice& notice : due->notices) {
           notices_.fetch_add(1, std::memory_order_relaxed);
-          if (callbacks_.due) callbacks_.due(notice.id, notice.due_ms);
+          if (callbacks_.due) callbacks_.due(notice.id, notice.due_ms, notice.flow);
         }
       }
     }

@@ -15,8 +15,11 @@
 namespace tickwheel::server {
 
 struct NotificationCallbacks {
-  // A timer changed on another node: due at `due_ms`, or no longer scheduled.
-  std::function<void(const std::string& id, std::optional<std::int64_t> due_ms)> due;
+  // A timer (of flow `flow`) changed on another node: due at `due_ms`, or
+  // no longer scheduled.
+  std::function<void(const std::string& id, std::optional<std::int64_t> due_ms,
+                     const std::string& flow)>
+      due;
   // Notifications may have been missed (the connection was lost and is
   // back): look at the store again.
   std::function<void()> resync;

@@ -29,6 +29,7 @@
 #include "api/timer_request.h"
 #include "decoder_checks.h"
 #include "timer/http_url.h"
+#include "timer/flow_key.h"
 #include "timer/target.h"
 
 namespace tickwheel::testing {
@@ -174,7 +175,14 @@ void CheckSpec(const json::value& body, const TimerSpec& spec, const ApiLimits& 
                std::int64_t now_ms, const std::string& where) {
   Require(body.is_object(), where + ": accepted a timer that is not an object");
   const json::object& o = body.as_object();
-  OnlyFields(o, {"id", "delay_ms", "fire_at_ms", "payload", "target", "retry"}, where);
+  OnlyFields(o, {"id", "delay_ms", "fire_at_ms", "payload", "target", "retry", "flow"}, where);
+  // The flow: as named (a valid key), else the target's default.
+  if (const json::value* flow = o.if_contains("flow")) {
+    Require(flow->is_string() && spec.flow == flow->as_string(),
+            where + ": flow not taken as given");
+    Require(server::CheckFlowKey(spec.flow, "flow").ok(),
+            where + ": accepted invalid flow \"" + spec.flow + "\"");
+  }
   if (const json::value* id = o.if_contains("id")) {
     Require(id->is_string() && spec.id && *spec.id == id->as_string(),
             where + ": id not taken as given");
@@ -211,6 +219,9 @@ void CheckSpec(const json::value& body, const TimerSpec& spec, const ApiLimits& 
     }
   }
 
+  if (!o.contains("flow")) {
+    Require(spec.flow == server::DefaultFlowKey(spec.target), where + ": not the default flow");
+  }
   if (const json::value* retry = o.if_contains("retry")) {
     Require(retry->is_object(), where + ": accepted a retry that is not an object");
     OnlyFields(retry->as_object(), {"max_attempts", "backoff_ms"}, where + ".retry");

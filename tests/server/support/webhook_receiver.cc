@@ -61,6 +61,8 @@ struct WebhookReceiver::Impl {
   Responder responder;
   std::size_t open = 0;
   std::size_t max_open = 0;
+  std::size_t busy = 0;      // requests read, not yet answered
+  std::size_t max_busy = 0;
   std::size_t accepted = 0;
   std::size_t handshakes = 0;
   std::unique_ptr<asio::ssl::context> tls;
@@ -111,6 +113,17 @@ struct WebhookReceiver::Impl {
       boost::system::error_code ec;
       co_await http::async_read(stream, buffer, req, asio::redirect_error(asio::use_awaitable, ec));
       if (ec) break;
+      {
+        std::lock_guard lock(mutex);
+        max_busy = std::max(max_busy, ++busy);
+      }
+      struct Answered {
+        Impl* impl;
+        ~Answered() {
+          std::lock_guard lock(impl->mutex);
+          --impl->busy;
+        }
+      } answered{this};
       Reply reply;
       Policy p;
       Responder r;
@@ -233,6 +246,16 @@ std::size_t WebhookReceiver::accepted() const {
 std::size_t WebhookReceiver::handshakes() const {
   std::lock_guard lock(impl_->mutex);
   return impl_->handshakes;
+}
+
+std::size_t WebhookReceiver::in_progress() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->busy;
+}
+
+std::size_t WebhookReceiver::max_in_progress() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->max_busy;
 }
 
 std::size_t WebhookReceiver::max_connections() const {
