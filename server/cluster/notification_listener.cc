@@ -36,7 +36,8 @@ void NotificationListener::Loop() {
   while (!stop_.load()) {
     Result<std::unique_ptr<PgConnection>> conn = PgConnection::Connect(postgres_);
     Status s = conn.ok() ? (*conn)->ExecScript("LISTEN " + std::string(kDueChannel) +
-                                               "; LISTEN tickwheel_leases")
+                                               "; LISTEN tickwheel_leases; LISTEN " +
+                                               std::string(kFlowsChannel))
                          : conn.status();
     if (!s.ok()) {
       spdlog::warn("notifications: {}; trying again", s.message());
@@ -58,6 +59,10 @@ void NotificationListener::Loop() {
         PQfreemem(n);
         if (channel == "tickwheel_leases") {
           if (payload != node_id_ && callbacks_.leases) callbacks_.leases();
+          continue;
+        }
+        if (channel == kFlowsChannel) {
+          if (callbacks_.flows) callbacks_.flows(payload);
           continue;
         }
         std::optional<DuePayload> due = DecodeDuePayload(payload);

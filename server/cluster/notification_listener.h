@@ -1,7 +1,8 @@
 // NotificationListener: what other cluster nodes announce through
 // PostgreSQL's LISTEN/NOTIFY: changes to timers due soon (so the owner of
-// their shard arms them at once) and shards handed over (so the others take
-// them at once).
+// their shard arms them at once), shards handed over (so the others take
+// them at once), and flows' settings changed (so every node applies them at
+// once, not at its next read a second later).
 #ifndef TICKWHEEL_SERVER_CLUSTER_NOTIFICATION_LISTENER_H_
 #define TICKWHEEL_SERVER_CLUSTER_NOTIFICATION_LISTENER_H_
 
@@ -25,6 +26,8 @@ struct NotificationCallbacks {
   std::function<void()> resync;
   // Another node handed shards over.
   std::function<void()> leases;
+  // A flow's settings changed (on any node).
+  std::function<void(const std::string& flow)> flows;
 };
 
 // Thread safety: Start and Stop from the owner; callbacks on the listener's

@@ -11,7 +11,7 @@
 namespace tickwheel::server {
 namespace {
 
-constexpr char kLockSpace[] = "7304251998";  // pg_advisory_xact_lock(int, int)'s first key
+constexpr char kLockSpace[] = "730425199";  // pg_advisory_xact_lock(int, int)'s first key (an int4)
 
 std::string Ms(std::chrono::milliseconds d) { return std::to_string(d.count()); }
 
@@ -148,7 +148,10 @@ bool FlowShares::Round(PgConnection& c) {
       after[flow] = step.use;
       upsert.push_back(flow);
       rates.push_back(Nullable(step.record.rate_per_s, m.limits.rate_limited()));
-      bursts.push_back(Nullable(step.record.burst, m.limits.rate_limited()));
+      bursts.push_back(m.limits.rate_limited()
+                           ? std::optional<std::string>(std::to_string(
+                                 static_cast<std::int64_t>(step.record.burst)))
+                           : std::nullopt);
       caps.push_back(m.limits.capped() ? std::optional<std::string>(std::to_string(step.record.max_in_flight))
                                        : std::nullopt);
       upsert_demands.push_back(m.demand);

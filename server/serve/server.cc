@@ -329,6 +329,9 @@ void Server::StartCluster(const std::string& node_id) {
                          const std::string& flow) { scheduler_->OnDueChange(id, due, flow); };
   callbacks.resync = [this] { scheduler_->ReloadShards(); };
   callbacks.leases = [this] { leases_->Nudge(); };
+  callbacks.flows = [this](const std::string&) {
+    if (Status s = flow_service_->Refresh(); s.ok()) scheduler_->Nudge();
+  };
   notifications_ = std::make_unique<NotificationListener>(options_.postgres, node_id,
                                                           std::move(callbacks));
   notifications_->Start();

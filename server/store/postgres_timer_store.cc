@@ -336,6 +336,11 @@ class PostgresTimerStore final : public TimerStore {
                            {flow, **next})
                         .status()
                   : c.Exec("DELETE FROM tickwheel_flows WHERE flow = $1", {flow}).status();
+        // Every node hears of it when it commits (NotificationListener).
+        if (written.ok()) {
+          written = c.Exec("SELECT pg_notify('" + std::string(kFlowsChannel) + "', $1)", {flow})
+                        .status();
+        }
         if (written.ok()) written = c.Commit();
         if (written.ok()) return next;
         c.Rollback();

@@ -366,7 +366,9 @@ TEST(FlowSchedulerTest, RetryAfterHoldsTheWholeFlowAndRepeated429sLowerItsRate) 
   f.Run(milliseconds(500), milliseconds(5));
   EXPECT_GT(f.fired_of("h").size(), before);
   for (const Fire& fire : f.fired_of("h")) {
-    if (fire.at_ms > held_at) EXPECT_GE(fire.at_ms, held_at + 2000);
+    if (fire.at_ms > held_at) {
+      EXPECT_GE(fire.at_ms, held_at + 2000);
+    }
   }
   // Three 429s without Retry-After: half the rate.
   f.EndAttempts(100'000);

@@ -308,6 +308,15 @@ TEST(ServerClusterTest, AFlowsRateHoldsAcrossTheClusterWhenANodeDiesMidThrottle)
   BlockingHttpClient admin(cluster.address(0));
   ASSERT_EQ(Call(admin, "PUT", "/v1/flows/throttled", R"({"rate_per_s": 40, "burst": 6})").status,
             200);
+  // In force on every node (announced at once; read again every second).
+  for (int i = 0; i < cluster.size(); ++i) {
+    BlockingHttpClient node(cluster.address(i));
+    for (int tries = 0; !Call(node, "GET", "/v1/flows/throttled").body.at("configured").as_bool();
+         ++tries) {
+      ASSERT_LT(tries, 50) << "node " << i << " did not apply the settings within a second";
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+  }
   const auto acked = CreateFlowTimers(cluster, receiver.url(), "throttled", 360);
   ASSERT_EQ(acked.size(), 360u);
   std::this_thread::sleep_for(seconds(3));  // mid-throttle: about 120 sent
