@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <set>
@@ -272,6 +273,38 @@ json::object Overhead(const FlowPhaseOptions& o, int nodes, int rounds) {
   return r;
 }
 
+std::size_t RssBytes(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  }
+  return 0;
+}
+
+// Memory: `n` timers pending (due in an hour) against `n` due now behind a
+// flow of 10 a second, each on a fresh embedded server: its RSS and the
+// timers it holds in memory, a few seconds after the creates.
+json::object MemoryPhase(const FlowPhaseOptions& o) {
+  json::object out;
+  out["timers"] = o.memory_timers;
+  for (const bool due : {false, true}) {
+    WebhookReceiver receiver(1);
+    Servers servers(o, 1, due ? "memory-due" : "memory-pending");
+    if (due) PutFlow(servers, "slow", R"({"rate_per_s":10,"burst":1})");
+    const std::int64_t at = due ? NowMs() : NowMs() + 3'600'000;
+    Create(servers, "m", o.memory_timers, [&](std::uint64_t) { return at; }, receiver.url(),
+           due ? "slow" : "");
+    std::this_thread::sleep_for(std::chrono::seconds(5));
+    json::object r;
+    r["rss_bytes"] = RssBytes(servers.node(0).pid());
+    r["in_memory"] = Metric(servers.node(0).address(), "tickwheel_timers_in_window");
+    r["delivered_meanwhile"] = receiver.count();
+    out[due ? "due_behind_10_per_s" : "pending"] = std::move(r);
+  }
+  return out;
+}
+
 }  // namespace
 
 json::object RunFlowPhases(const FlowPhaseOptions& o) {
@@ -296,6 +329,10 @@ json::object RunFlowPhases(const FlowPhaseOptions& o) {
   out["cap"] = std::move(cap);
   out["second_flow_alone"] = std::move(alone);
   out["overhead"] = std::move(overhead);
+  std::fprintf(stderr, "flows: memory, %llu pending against %llu due behind 10/s\n",
+               static_cast<unsigned long long>(o.memory_timers),
+               static_cast<unsigned long long>(o.memory_timers));
+  out["memory"] = MemoryPhase(o);
   return out;
 }
 

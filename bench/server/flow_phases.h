@@ -22,6 +22,7 @@ struct FlowPhaseOptions {
   int receiver_delay_ms = 2;         // the cap phase's receiver: time per request
   int second_flow_timers = 2'000;    // the other flow: due evenly over 10 s
   int overhead_rounds = 3;           // paired rounds, flow control off / on
+  std::uint64_t memory_timers = 1'000'000;  // pending vs due behind a 10/s flow
 };
 
 // Runs the phases and returns their figures:
@@ -35,6 +36,9 @@ struct FlowPhaseOptions {
 //   overhead                      the herd (no limits) with flow control off
 //       (no settings) and on (limits far above it), deliveries/s per round
 //       and their ratio (median of the rounds)
+//   memory                        `memory_timers` pending (due in an hour)
+//       and as many due now behind a flow of 10/s, each on a fresh
+//       embedded server: RSS and timers in memory
 boost::json::object RunFlowPhases(const FlowPhaseOptions& o);
 
 }  // namespace tickwheel::bench

@@ -85,6 +85,20 @@ def render(run):
         on = ", ".join(rate(x["per_s"]) for x in o["on"])
         ratios = ", ".join(f"{x:.2f}" for x in o["ratios"])
         out.append(f"| {name} | {len(o['off'])} | {off} | {on} | **{o['ratio']:.2f}x** ({ratios}) |")
+    if "memory" in f:
+        m = f["memory"]
+        p, d = m["pending"], m["due_behind_10_per_s"]
+        out.append("")
+        out.append(f"**Memory.** {m['timers']:,} timers on a fresh embedded server, a few seconds after "
+                   "their creates: all pending (due in an hour), or all due now behind a flow of 10/s "
+                   "(goal: no more memory than pending).")
+        out.append("")
+        out.append("| | server RSS | timers in memory | delivered meanwhile |")
+        out.append("|---|---:|---:|---:|")
+        out.append(f"| pending | {p['rss_bytes'] / 2**20:.0f} MiB | {p['in_memory']:.0f} | "
+                   f"{p['delivered_meanwhile']} |")
+        out.append(f"| due behind 10/s | {d['rss_bytes'] / 2**20:.0f} MiB | {d['in_memory']:.0f} | "
+                   f"{d['delivered_meanwhile']} |")
     out.append("")
     out.append(END)
     return "\n".join(out)

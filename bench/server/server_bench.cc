@@ -441,6 +441,7 @@ int main(int argc, char** argv) {
       flows.herd = 10'000;
       flows.second_flow_timers = 500;
       flows.overhead_rounds = 1;
+      flows.memory_timers = 100'000;
     } else {
       std::fprintf(stderr, "usage: server_bench --binary build/tickwheel [--pg CONNINFO] [--quick] "
                            "[--only-security | --only-cluster | --only-cluster-creates | --only-flows | --only-creates "
