@@ -177,9 +177,14 @@ await steps([
     await until('the flow\'s timers delivered', async () => (await state(id('flowed2'))) === 'delivered');
     await page.goto(`${server}/ui/#/flows`);
     await page.getByRole('heading', { name: 'Flows' }).waitFor();
+    // Columns: flow, limits, state, due, in flight, sent, delivered, throttled.
+    const cell = (n) => row().getByRole('cell').nth(n).textContent();
     await until('the flow listed with 3 delivered', async () =>
-      /defaults[\s\S]*no limit[\s\S]*sending[\s\S]*3/.test(await row().textContent().catch(() => '')));
-    await row().getByRole('button', { name: 'Set…' }).click();
+      (await row().count()) === 1 && (await cell(6)) === '3');
+    assert.match(await cell(0), /defaults/);
+    assert.equal(await cell(1), 'no limit');
+    assert.equal(await cell(2), 'sending');
+    await row().getByRole('button', { name: `Set the limits of ${flow}` }).click();
     const dialog = page.getByRole('dialog');
     await dialog.getByLabel('Rate (attempts a second)').fill('5');
     await dialog.getByLabel('Max in flight').fill('2');
@@ -188,19 +193,19 @@ await steps([
     const stored = (await call('GET', `/v1/flows/${flow}`, undefined, admin)).body;
     assert.equal(stored.settings.rate_per_s, 5);
     assert.equal(stored.max_in_flight, 2);
-    await row().getByRole('button', { name: 'Pause' }).click();
+    await row().getByRole('button', { name: `Pause ${flow}` }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Pause' }).click();
     await row().getByText('paused').waitFor();
     for (let i = 0; i < 2; i += 1) {
       assert.equal((await create(id(`held${i}`), 0, '/ok', { flow })).status, 201);
     }
-    await until('the held timers counted as due', async () => /paused[\s\S]*\b2\b/.test(await row().textContent()));
+    await until('the held timers counted as due', async () => (await cell(3)) === '2');
     assert.equal(await state(id('held0')), 'pending');
     await shot(page, 'flows');
-    await row().getByRole('button', { name: 'Resume' }).click();
+    await row().getByRole('button', { name: `Resume ${flow}` }).click();
     await until('the held timers delivered after the resume', async () =>
       (await state(id('held0'))) === 'delivered' && (await state(id('held1'))) === 'delivered');
-    await row().getByRole('button', { name: 'Reset' }).click();
+    await row().getByRole('button', { name: `Reset ${flow} to the defaults` }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Reset' }).click();
     await row().getByText('no limit').waitFor();
     assert.equal((await call('GET', `/v1/flows/${flow}`, undefined, admin)).body.configured, false);
