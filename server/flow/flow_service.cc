@@ -37,11 +37,11 @@ Result<FlowView> FlowService::View(const std::string& key,
   v.settings = registry_.Settings(key);
   v.limits = registry_.Limits(key);
   if (auto it = activity.find(key); it != activity.end()) v.activity = it->second;
-  Result<std::int64_t> due = store_.CountFlowDue(key, clock_.WallMs() + 1, kCountCap);
+  Result<TimerStore::FlowCount> due = store_.CountFlowDue(key, clock_.WallMs() + 1, kCountCap);
   if (!due.ok()) return due.status();
-  v.due_capped = *due >= static_cast<std::int64_t>(kCountCap);
+  v.due_capped = due->at_least;
   // The due index holds the timers in flight too (delivering).
-  v.due = std::max<std::int64_t>(0, *due - (v.due_capped ? 0 : v.activity.in_flight));
+  v.due = std::max<std::int64_t>(0, due->count - (v.due_capped ? 0 : v.activity.in_flight));
   return v;
 }
 

@@ -386,21 +386,21 @@ void Scheduler::RefillFlow(Flow& flow) {
     shards.assign(shards_.begin(), shards_.end());
     ++refills_;
   }
-  Result<std::vector<DueEntry>> due =
-      store_.ScanFlowDue(flow.key, shards, from, end.due_ms + 1, limit);
+  Result<DueScan> scan = store_.ScanFlowDue(flow.key, shards, from, end.due_ms + 1, limit);
   internal::MutexLock lock(mutex_);
   flow.refilling = false;
   std::optional<DueEntry> next = flow.deferred_in_refill;
   flow.deferred_in_refill.reset();
-  if (!due.ok()) {
+  if (!scan.ok()) {
     flow_refill_retry_at_ = clock_.steady().Now() + kLoadRetryDelay;
     Defer(flow, from);
     if (next) Defer(flow, *next);
     return;
   }
+  const std::vector<DueEntry>& due = scan->entries;
   const std::int64_t now_ms = clock_.WallMs();
   bool beyond = false;
-  for (const DueEntry& e : *due) {
+  for (const DueEntry& e : due) {
     if (!InWindow(e.due_ms, e.id)) {  // past the window: the window's scans see it
       beyond = true;
       break;
@@ -419,7 +419,11 @@ void Scheduler::RefillFlow(Flow& flow) {
     }
     PlaceLocked(e.id, it->second, clock_.SteadyAt(e.due_ms));
   }
-  if (!beyond && due->size() >= limit && !due->empty()) Defer(flow, After(due->back()));
+  if (!beyond && due.size() >= limit && !due.empty()) {
+    Defer(flow, After(due.back()));
+  } else if (!beyond && scan->resume) {  // it looked at enough: go on from there
+    Defer(flow, *scan->resume);
+  }
   if (next) Defer(flow, *next);
   if (!flow.deferred) flow.deferred_since_ms = 0;  // all of it is loaded again
 }

@@ -357,8 +357,9 @@ void Server::RefreshFlows() {
   const std::int64_t now_ms = clock_.WallMs();
   for (const FlowStats& f : scheduler_->Flows()) {
     if (!f.deferred) continue;
-    Result<std::int64_t> n = store_->CountFlowDue(f.key, now_ms + 1, 1'000'000, &shards);
-    if (n.ok()) backlog[f.key] = *n;
+    // At most 10,000 counted (the embedded store walks its due index for it).
+    Result<TimerStore::FlowCount> n = store_->CountFlowDue(f.key, now_ms + 1, 10'000, &shards);
+    if (n.ok()) backlog[f.key] = n->count;
   }
   internal::MutexLock lock(flow_backlog_mutex_);
   flow_backlog_ = std::move(backlog);

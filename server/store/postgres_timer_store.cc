@@ -222,8 +222,26 @@ class PostgresTimerStore final : public TimerStore {
     std::vector<std::int64_t> list(shards.begin(), shards.end());
     std::vector<std::string> skipped;
     if (skip != nullptr) skipped.assign(skip->begin(), skip->end());
-    const std::size_t look_at = std::min<std::size_t>(limit + (skipped.empty() ? 0 : kSkipBudget),
-                                                      INT32_MAX);
+    const std::size_t look_at = std::min<std::size_t>(limit + kSkipBudget, INT32_MAX);
+    const std::string shard_list = PgBigintArray(list);
+    const std::string from_ms = std::to_string(std::max<std::int64_t>(from.due_ms, INT64_MIN + 1));
+    if (skipped.empty()) {  // nothing to skip: the plain scan
+      return WithConnection(pool_, [&](PgConnection& c) -> Result<DueScan> {
+        Result<PgResult> r = c.Exec(
+            "SELECT due_ms, id, coalesce(flow, '') FROM tickwheel_timers WHERE state IN (0, 1) "
+            "AND shard = ANY($1::int[]) AND (due_ms, id) >= ($2, $3) AND due_ms < $4 "
+            "ORDER BY due_ms, id LIMIT $5",
+            {shard_list, from_ms, from.id, std::to_string(to_ms),
+             std::to_string(std::min<std::size_t>(limit, INT32_MAX))});
+        if (!r.ok()) return r.status();
+        DueScan out;
+        out.entries.reserve(static_cast<std::size_t>(r->rows()));
+        for (int i = 0; i < r->rows(); ++i) {
+          out.entries.push_back({r->Int(i, 0), std::string(r->Text(i, 1)), std::string(r->Text(i, 2))});
+        }
+        return out;
+      });
+    }
     return WithConnection(pool_, [&](PgConnection& c) -> Result<DueScan> {
       // The entries returned (kind 0, at most `limit`), then the last one
       // looked at (kind 1) when the scan looked at all it may: the caller
@@ -238,9 +256,8 @@ class PostgresTimerStore final : public TimerStore {
           "ORDER BY due_ms, id LIMIT $7) "
           "UNION ALL (SELECT due_ms, id, flow, 1 FROM s WHERE (SELECT count(*) FROM s) = $5 "
           "ORDER BY due_ms DESC, id DESC LIMIT 1)",
-          {PgBigintArray(list), std::to_string(std::max<std::int64_t>(from.due_ms, INT64_MIN + 1)),
-           from.id, std::to_string(to_ms), std::to_string(look_at), PgTextArray(skipped),
-           std::to_string(std::min<std::size_t>(limit, INT32_MAX))});
+          {shard_list, from_ms, from.id, std::to_string(to_ms), std::to_string(look_at),
+           PgTextArray(skipped), std::to_string(std::min<std::size_t>(limit, INT32_MAX))});
       if (!r.ok()) return r.status();
       DueScan out;
       out.entries.reserve(static_cast<std::size_t>(r->rows()));
@@ -263,12 +280,11 @@ class PostgresTimerStore final : public TimerStore {
     });
   }
 
-  Result<std::vector<DueEntry>> ScanFlowDue(const std::string& flow,
-                                            const std::vector<int>& shards,
-                                            const DueEntry& from, std::int64_t to_ms,
-                                            std::size_t limit) const override {
+  Result<DueScan> ScanFlowDue(const std::string& flow, const std::vector<int>& shards,
+                              const DueEntry& from, std::int64_t to_ms,
+                              std::size_t limit) const override {
     std::vector<std::int64_t> list(shards.begin(), shards.end());
-    return WithConnection(pool_, [&](PgConnection& c) -> Result<std::vector<DueEntry>> {
+    return WithConnection(pool_, [&](PgConnection& c) -> Result<DueScan> {
       Result<PgResult> r = c.Exec(
           "SELECT due_ms, id FROM tickwheel_timers WHERE flow = $1 AND state IN (0, 1) "
           "AND shard = ANY($2::int[]) AND (due_ms, id) >= ($3, $4) AND due_ms < $5 "
@@ -277,28 +293,30 @@ class PostgresTimerStore final : public TimerStore {
            std::to_string(std::max<std::int64_t>(from.due_ms, INT64_MIN + 1)), from.id,
            std::to_string(to_ms), std::to_string(std::min<std::size_t>(limit, INT32_MAX))});
       if (!r.ok()) return r.status();
-      std::vector<DueEntry> out;
-      out.reserve(static_cast<std::size_t>(r->rows()));
+      DueScan out;
+      out.entries.reserve(static_cast<std::size_t>(r->rows()));
       for (int i = 0; i < r->rows(); ++i) {
-        out.push_back({r->Int(i, 0), std::string(r->Text(i, 1)), flow});
+        out.entries.push_back({r->Int(i, 0), std::string(r->Text(i, 1)), flow});
       }
       return out;
     });
   }
 
-  Result<std::int64_t> CountFlowDue(const std::string& flow, std::int64_t before_ms,
-                                    std::size_t cap,
-                                    const std::vector<int>* shards) const override {
+  Result<FlowCount> CountFlowDue(const std::string& flow, std::int64_t before_ms,
+                                 std::size_t cap, const std::vector<int>* shards) const override {
     std::vector<std::int64_t> list;
     if (shards) list.assign(shards->begin(), shards->end());
-    return WithConnection(pool_, [&](PgConnection& c) -> Result<std::int64_t> {
+    return WithConnection(pool_, [&](PgConnection& c) -> Result<FlowCount> {
       Result<PgResult> r = c.Exec(
           "SELECT count(*) FROM (SELECT 1 FROM tickwheel_timers WHERE flow = $1 "
           "AND state IN (0, 1) AND due_ms < $2 AND ($4 OR shard = ANY($5::int[])) LIMIT $3) s",
           {flow, std::to_string(before_ms), std::to_string(std::min<std::size_t>(cap, INT32_MAX)),
            shards ? "false" : "true", PgBigintArray(list)});
       if (!r.ok()) return r.status();
-      return r->Int(0, 0);
+      FlowCount out;
+      out.count = r->Int(0, 0);
+      out.at_least = out.count >= static_cast<std::int64_t>(cap);
+      return out;
     });
   }
 

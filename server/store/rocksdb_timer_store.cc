@@ -31,7 +31,6 @@ namespace {
 constexpr char kRecordPrefix = 'r';
 constexpr char kDuePrefix = 'd';
 constexpr char kStatePrefix = 's';
-constexpr char kFlowDuePrefix = 'f';
 constexpr char kFlowSettingsPrefix = 'F';
 const std::string kCountsKey = "mcount";
 const std::string kFlowsMarkerKey = "mflows";
@@ -65,24 +64,6 @@ std::string DueKey(std::int64_t due_ms, std::string_view id) {
   std::string k;
   k.reserve(kDueIdOffset + id.size());
   k.push_back(kDuePrefix);
-  AppendBigEndian(k, due_ms);
-  k.append(id);
-  return k;
-}
-
-// 'f' flow '\0': the prefix of a flow's due entries.
-std::string FlowDuePrefix(std::string_view flow) {
-  std::string k;
-  k.reserve(2 + flow.size());
-  k.push_back(kFlowDuePrefix);
-  k.append(flow);
-  k.push_back('\0');
-  return k;
-}
-
-std::string FlowDueKey(std::string_view flow, std::int64_t due_ms, std::string_view id) {
-  std::string k = FlowDuePrefix(flow);
-  k.reserve(k.size() + 8 + id.size());
   AppendBigEndian(k, due_ms);
   k.append(id);
   return k;
@@ -192,7 +173,6 @@ void AddToBatch(const RecordChange& c, rocksdb::WriteBatch& batch) {
   if (b && IsScheduled(b->state) &&
       (!a || !IsScheduled(a->state) || b->due_ms != a->due_ms || b->flow != a->flow)) {
     batch.Delete(DueKey(b->due_ms, b->id));
-    batch.Delete(FlowDueKey(b->flow, b->due_ms, b->id));
   }
   if (b && !IsScheduled(b->state) &&
       (!a || a->state != b->state || a->updated_ms != b->updated_ms)) {
@@ -205,7 +185,6 @@ void AddToBatch(const RecordChange& c, rocksdb::WriteBatch& batch) {
   if (IsScheduled(a->state) &&
       (!b || !IsScheduled(b->state) || b->due_ms != a->due_ms || b->flow != a->flow)) {
     batch.Put(DueKey(a->due_ms, a->id), a->flow);
-    batch.Put(FlowDueKey(a->flow, a->due_ms, a->id), "");
   }
   if (!IsScheduled(a->state) &&
       (!b || a->state != b->state || a->updated_ms != b->updated_ms)) {
@@ -266,7 +245,7 @@ Result<std::unique_ptr<rocksdb::DB>> OpenDb(const rocksdb::Options& options,
 }
 
 // A store written before flows gets each scheduled timer's flow into its
-// due-index entry and the flow index, once (then the marker key says so).
+// due-index entry, once (then the marker key says so).
 Status AddFlowsToDueIndex(rocksdb::DB& db) {
   std::string marker;
   if (db.Get(rocksdb::ReadOptions(), kFlowsMarkerKey, &marker).ok()) return Status::Ok();
@@ -282,14 +261,12 @@ Status AddFlowsToDueIndex(rocksdb::DB& db) {
   for (it->Seek(prefix); it->Valid(); it->Next()) {
     const rocksdb::Slice k = it->key();
     const std::string id(k.data() + kDueIdOffset, k.size() - kDueIdOffset);
-    const std::int64_t due = ReadBigEndian(k.data() + 1);
     std::string bytes;
     std::string flow = "invalid";  // a record it cannot read keeps its due entry
     if (db.Get(rocksdb::ReadOptions(), RecordKey(id), &bytes).ok()) {
       if (Result<TimerRecord> r = DecodeRecord(id, bytes); r.ok()) flow = r->flow;
     }
     batch.Put(k, flow);
-    batch.Put(FlowDueKey(flow, due, id), "");
     if (batch.Count() >= 20'000) {
       if (rocksdb::Status s = db.Write(wo, &batch); !s.ok()) return ReadError(s);
       batch.Clear();
@@ -367,53 +344,61 @@ class RocksDbTimerStore final : public TimerStore {
     return out;
   }
 
-  Result<std::vector<DueEntry>> ScanFlowDue(const std::string& flow,
-                                            const std::vector<int>& shards,
-                                            const DueEntry& from, std::int64_t to_ms,
-                                            std::size_t limit) const override {
-    std::vector<DueEntry> out;
+  Result<DueScan> ScanFlowDue(const std::string& flow, const std::vector<int>& shards,
+                              const DueEntry& from, std::int64_t to_ms,
+                              std::size_t limit) const override {
+    DueScan out;
     if (std::find(shards.begin(), shards.end(), 0) == shards.end()) return out;
     ReopenIfBroken();
     internal::ReaderLock lock(db_mutex_);
     if (!db_) return Recovering();
-    const std::string prefix = FlowDuePrefix(flow);
-    const std::string lower = FlowDueKey(flow, from.due_ms, from.id);
-    const std::string upper = FlowDueKey(flow, to_ms, "");
+    const std::string upper = DueKey(to_ms, "");
     rocksdb::Slice upper_slice(upper);
     rocksdb::ReadOptions ro;
     ro.iterate_upper_bound = &upper_slice;
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
-    for (it->Seek(lower); it->Valid() && out.size() < limit; it->Next()) {
+    std::size_t others = 0;
+    for (it->Seek(DueKey(from.due_ms, from.id)); it->Valid() && out.entries.size() < limit;
+         it->Next()) {
       const rocksdb::Slice k = it->key();
-      const std::size_t at = prefix.size();
-      out.push_back({ReadBigEndian(k.data() + at),
-                     std::string(k.data() + at + 8, k.size() - at - 8), flow});
+      if (it->value() != rocksdb::Slice(flow)) {
+        if (++others > kSkipBudget) {  // go on from here next time
+          out.resume = DueEntry{ReadBigEndian(k.data() + 1),
+                                std::string(k.data() + kDueIdOffset, k.size() - kDueIdOffset), ""};
+          break;
+        }
+        continue;
+      }
+      out.entries.push_back({ReadBigEndian(k.data() + 1),
+                             std::string(k.data() + kDueIdOffset, k.size() - kDueIdOffset), flow});
     }
     if (!it->status().ok()) return ReadError(it->status());
     return out;
   }
 
-  Result<std::int64_t> CountFlowDue(const std::string& flow, std::int64_t before_ms,
-                                    std::size_t cap,
-                                    const std::vector<int>* shards) const override {
-    if (shards && std::find(shards->begin(), shards->end(), 0) == shards->end()) {
-      return std::int64_t{0};
-    }
+  Result<FlowCount> CountFlowDue(const std::string& flow, std::int64_t before_ms,
+                                 std::size_t cap, const std::vector<int>* shards) const override {
+    FlowCount out;
+    if (shards && std::find(shards->begin(), shards->end(), 0) == shards->end()) return out;
     ReopenIfBroken();
     internal::ReaderLock lock(db_mutex_);
     if (!db_) return Recovering();
-    const std::string upper = FlowDueKey(flow, before_ms, "");
+    const std::string upper = DueKey(before_ms, "");
     rocksdb::Slice upper_slice(upper);
     rocksdb::ReadOptions ro;
     ro.iterate_upper_bound = &upper_slice;
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
-    std::int64_t n = 0;
-    for (it->Seek(FlowDuePrefix(flow)); it->Valid() && static_cast<std::size_t>(n) < cap;
-         it->Next()) {
-      ++n;
+    const std::size_t look_at = cap * 10;
+    std::size_t looked = 0;
+    for (it->Seek(std::string(1, kDuePrefix)); it->Valid(); it->Next()) {
+      if (static_cast<std::size_t>(out.count) >= cap || ++looked > look_at) {
+        out.at_least = true;
+        break;
+      }
+      if (it->value() == rocksdb::Slice(flow)) ++out.count;
     }
     if (!it->status().ok()) return ReadError(it->status());
-    return n;
+    return out;
   }
 
   Result<std::optional<std::string>> UpdateFlowSettings(

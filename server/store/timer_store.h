@@ -170,18 +170,25 @@ class TimerStore {
   static constexpr std::size_t kSkipBudget = 100'000;
 
   // Due entries of `flow` of the given shards with `from` <= (due_ms, id)
-  // and due_ms < to_ms, in (due_ms, id) order, at most `limit` (a flow's
-  // own index).
-  virtual Result<std::vector<DueEntry>> ScanFlowDue(const std::string& flow,
-                                                    const std::vector<int>& shards,
-                                                    const DueEntry& from, std::int64_t to_ms,
-                                                    std::size_t limit) const = 0;
+  // and due_ms < to_ms, in (due_ms, id) order, at most `limit`. PostgreSQL
+  // reads a per-flow index; the embedded store walks its due index, looking
+  // at no more than kSkipBudget entries of other flows before it stops and
+  // says where (DueScan::resume).
+  virtual Result<DueScan> ScanFlowDue(const std::string& flow, const std::vector<int>& shards,
+                                      const DueEntry& from, std::int64_t to_ms,
+                                      std::size_t limit) const = 0;
   // How many timers of `flow` (pending and delivering) of `shards` (null:
-  // all) are due before `before_ms`, counting up to `cap` (a count of `cap`
-  // means "cap or more"). Costs O(min(cap, that count)).
-  virtual Result<std::int64_t> CountFlowDue(const std::string& flow, std::int64_t before_ms,
-                                            std::size_t cap,
-                                            const std::vector<int>* shards = nullptr) const = 0;
+  // all) are due before `before_ms`, counting up to `cap`. `at_least`: the
+  // real number may be larger (it reached `cap`; or the embedded store,
+  // which walks its due index, looked at 10 * cap entries of every flow
+  // first).
+  struct FlowCount {
+    std::int64_t count = 0;
+    bool at_least = false;
+  };
+  virtual Result<FlowCount> CountFlowDue(const std::string& flow, std::int64_t before_ms,
+                                         std::size_t cap,
+                                         const std::vector<int>* shards = nullptr) const = 0;
 
   // Flow settings (server/flow/), kept as the flow layer encodes them.
   // Changes flow `flow`'s settings atomically (against other nodes' changes

@@ -38,14 +38,13 @@ class ScanFailingStore final : public TimerStore {
     }
     return store_.ScanDue(shards, from, to_ms, limit, skip);
   }
-  Result<std::vector<DueEntry>> ScanFlowDue(const std::string& flow, const std::vector<int>& shards,
-                                            const DueEntry& from, std::int64_t to_ms,
-                                            std::size_t limit) const override {
+  Result<DueScan> ScanFlowDue(const std::string& flow, const std::vector<int>& shards,
+                              const DueEntry& from, std::int64_t to_ms,
+                              std::size_t limit) const override {
     return store_.ScanFlowDue(flow, shards, from, to_ms, limit);
   }
-  Result<std::int64_t> CountFlowDue(const std::string& flow, std::int64_t before_ms,
-                                    std::size_t cap,
-                                    const std::vector<int>* shards) const override {
+  Result<FlowCount> CountFlowDue(const std::string& flow, std::int64_t before_ms,
+                                 std::size_t cap, const std::vector<int>* shards) const override {
     return store_.CountFlowDue(flow, before_ms, cap, shards);
   }
   Result<std::optional<std::string>> UpdateFlowSettings(

@@ -323,6 +323,7 @@ TEST(ServerClusterTest, AFlowsRateHoldsAcrossTheClusterWhenANodeDiesMidThrottle)
   const std::size_t before_kill = receiver.count();
   EXPECT_GT(before_kill, 40u);
   EXPECT_LT(before_kill, 300u);
+  const std::int64_t killed_ms = WallMs();
   cluster.node(1).Kill();
   ASSERT_TRUE(AllDelivered(receiver, acked, seconds(90)))
       << Check(receiver, acked).delivered << " of " << acked.size() << "\n"
@@ -331,7 +332,17 @@ TEST(ServerClusterTest, AFlowsRateHoldsAcrossTheClusterWhenANodeDiesMidThrottle)
   EXPECT_EQ(t.early, 0u);
   // Rate plus burst in any second, over every delivery the receiver saw
   // (a timer the killed node had in flight may come twice; it counts).
-  EXPECT_LE(MaxInWindow(receiver.deliveries(), 1000), 40u + 6u);
+  EXPECT_LE(MaxInWindow(receiver.deliveries(), 1000), 40u + 6u) << [&] {
+    // Per 100 ms, from the first delivery (the kill at "K").
+    std::vector<Delivery> d = receiver.deliveries();
+    std::int64_t first = INT64_MAX;
+    for (const Delivery& x : d) first = std::min(first, x.received_ms);
+    std::map<std::int64_t, int> tenths;
+    for (const Delivery& x : d) ++tenths[(x.received_ms - first) / 100];
+    std::string out = "kill at " + std::to_string((killed_ms - first) / 100) + ":";
+    for (const auto& [t, n] : tenths) out += " " + std::to_string(t) + "=" + std::to_string(n);
+    return out;
+  }();
   EXPECT_LE(MaxInWindow(receiver.deliveries(), 3000), 3 * 40u + 6u);
   const double counted = cluster.Sum("tickwheel_duplicates_after_recovery_total") +
                          cluster.Sum("tickwheel_attempts_unanswered_total");

@@ -117,13 +117,19 @@ struct WebhookReceiver::Impl {
         std::lock_guard lock(mutex);
         max_busy = std::max(max_busy, ++busy);
       }
-      struct Answered {
+      // Handled once its answer starts out (the client may have it before
+      // this coroutine runs again), or once this iteration ends without one.
+      struct Handled {
         Impl* impl;
-        ~Answered() {
+        bool done = false;
+        void Done() {
+          if (done) return;
+          done = true;
           std::lock_guard lock(impl->mutex);
           --impl->busy;
         }
-      } answered{this};
+        ~Handled() { Done(); }
+      } handled{this};
       Reply reply;
       Policy p;
       Responder r;
@@ -177,6 +183,7 @@ struct WebhookReceiver::Impl {
       res.keep_alive(req.keep_alive());
       if (!reply.retry_after.empty()) res.set(http::field::retry_after, reply.retry_after);
       res.prepare_payload();
+      handled.Done();
       co_await http::async_write(stream, res, asio::redirect_error(asio::use_awaitable, ec));
       if (ec || !req.keep_alive() || reply.mode == Reply::Mode::kCloseAfterAnswer) break;
     }
