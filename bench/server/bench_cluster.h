@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A cluster of `tickwheel serve --postgres` nodes on a database of their
 // own, for make bench-server's cluster and flow phases.
 #ifndef TICKWHEEL_BENCH_SERVER_BENCH_CLUSTER_H_

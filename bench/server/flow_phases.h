@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // make bench-server's flow phases (docs/flows.md): a herd of timers due in
 // the same second to one receiver, throttled by a flow's rate or its
 // in-flight cap, on one node and on three; a second flow's lateness beside

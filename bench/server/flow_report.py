@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Renders the flow phases (bench/server/flow_phases.h) into the flow-bench
 region of docs/performance.md (between <!-- BEGIN flow-bench --> and
 <!-- END flow-bench -->). run.sh calls it with a full run's JSON or with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Running a call that blocks (on the store, on the database) from an HTTP
 // handler coroutine, off the I/O threads.
 #ifndef TICKWHEEL_SERVER_API_BLOCKING_CALL_H_

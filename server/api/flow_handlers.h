@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The handlers of /v1/flows (docs/flows.md): each parses its request, calls
 // the flow service (flow/flow_service.h) off the I/O threads, and answers
 // the flow as JSON.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How a cluster splits a limited flow's budget (its rate, burst and
 // in-flight cap) over the nodes that have timers of it due: the pure part
 // of flow/flow_shares.h, so it can be tested alone.

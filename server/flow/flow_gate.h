@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FlowGate: the flows of one node at run time. For each flow: its limiter,
 // the due timers that wait for it (in due order), how much of the
 // scheduler's window it may hold, and its counters. The scheduler owns it.

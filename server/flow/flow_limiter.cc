@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "flow/flow_limiter.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FlowLimiter: one flow's gate on one node. It decides when the flow's due
 // timers may start their attempts: a token bucket for the rate and burst, a
 // count of attempts in flight for the cap, the pause, a hold after a

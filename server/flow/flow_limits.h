@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FlowLimits: what a flow may do (docs/flows.md): a rate with a burst, a cap
 // on attempts in flight, and a pause. The same type carries a cluster
 // node's share of a flow's limits (flow/flow_shares.h).

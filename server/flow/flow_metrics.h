@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The flows' lines of /metrics, with bounded label cardinality.
 #ifndef TICKWHEEL_SERVER_FLOW_FLOW_METRICS_H_
 #define TICKWHEEL_SERVER_FLOW_FLOW_METRICS_H_

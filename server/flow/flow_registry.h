@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FlowRegistry: every node's view of the flows' settings (as stored, and
 // refreshed from the store every second), the server's defaults, and the
 // Retry-After holds other nodes reported (cluster).

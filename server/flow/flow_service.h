@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FlowService: what the API does with flows (GET, PUT, DELETE, :pause,
 // :resume, the list): settings written to the store and to this node's
 // registry, and each flow's backlog and last minute.

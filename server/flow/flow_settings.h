@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FlowSettings: what `PUT /v1/flows/{key}` sets for a flow, as the stores
 // keep it, and the limits it comes to with the server's defaults.
 #ifndef TICKWHEEL_SERVER_FLOW_FLOW_SETTINGS_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "flow/flow_shares.h"
 
 #include <spdlog/spdlog.h>

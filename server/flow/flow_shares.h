@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FlowShares: a cluster node's leases on shares of the limited flows'
 // budgets, in PostgreSQL (docs/flows.md, "The cluster budget"), with the
 // flows' Retry-After holds and each node's numbers for the API.

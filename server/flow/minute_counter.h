@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MinuteCounter: events of the last minute, in one-second slots.
 #ifndef TICKWHEEL_SERVER_FLOW_MINUTE_COUNTER_H_
 #define TICKWHEEL_SERVER_FLOW_MINUTE_COUNTER_H_

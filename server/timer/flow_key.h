@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Flow keys: every delivery belongs to a flow, the unit of flow control
 // (server/flow/). A timer may name its flow; by default it is its target's
 // "host:port", or its NATS subject's first token.

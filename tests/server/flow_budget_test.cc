@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How a cluster splits a flow's budget over its nodes: shares never add up
 // to more than the limits, follow demand, and grow only into what the
 // others leave.

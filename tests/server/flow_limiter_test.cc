@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FlowLimiter on the server's manual clock: rate and burst over every
 // window, the in-flight cap, pause, Retry-After holds, and the lower rate
 // after repeated 429s with its recovery.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The scheduler with flow control, on a manual clock over a real store:
 // limited flows fire within their limits, keep their backlog in the store,
 // never hold up other flows, pause and resume in due order, and report how

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Flow keys, flow settings (the API's body and the stored form) and the
 // limits they come to with the server's defaults.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Flow control in the real `tickwheel serve`, on the embedded store and on a
 // cluster node over PostgreSQL: the /v1/flows API, and receivers that count
 // what arrives per second and at once.

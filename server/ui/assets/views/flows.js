@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Flows (docs/flows.md): every configured flow and every flow active in the
 // last minute, with its limits, backlog, attempts in flight and last
 // minute; for admins, pause, resume, set its limits, or reset it to the
