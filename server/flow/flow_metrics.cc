@@ -63,7 +63,7 @@ void AppendFlowMetrics(std::string& out, const std::vector<FlowStats>& flows,
     s.backlog += backlog;
   }
   Family(out, "tickwheel_flow_sent_total", "counter",
-         "Attempts started, by flow (configured flows by key, the others as \\\"other\\\").",
+         "Attempts started, by flow (configured flows by key, the others summed as flow=other).",
          by_label, [](const Sums& s) { return s.sent; });
   Family(out, "tickwheel_flow_delivered_total", "counter", "Attempts answered 2xx, by flow.",
          by_label, [](const Sums& s) { return s.delivered; });
