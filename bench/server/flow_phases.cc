@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "flow_phases.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -140,6 +142,37 @@ std::pair<std::size_t, std::size_t> Distinct(const std::vector<Delivery>& d) {
   return {ids.size(), d.size() - ids.size()};
 }
 
+// When the servers started each of `n` timers' first attempt (prefix0 ..
+// prefix(n-1), from their attempt logs), as the deliveries' received_ms:
+// what the flow's limits bound, without the delays between a start and
+// the receiver reading it. Read from every node at once.
+std::vector<Delivery> Starts(Servers& servers, const std::string& prefix, std::uint64_t n) {
+  std::vector<std::vector<Delivery>> per_node(static_cast<std::size_t>(servers.size()));
+  std::vector<std::thread> threads;
+  for (int node = 0; node < servers.size(); ++node) {
+    threads.emplace_back([&, node] {
+      server::BlockingHttpClient client(servers.node(node).address(), std::chrono::seconds(30));
+      for (std::uint64_t i = static_cast<std::uint64_t>(node); i < n;
+           i += static_cast<std::uint64_t>(servers.size())) {
+        const std::string id = prefix + std::to_string(i);
+        const server::HttpCallResult r = client.Call("GET", "/v1/timers/" + id);
+        if (r.status != 200) continue;
+        const json::value v = json::parse(r.body);
+        const json::array& log = v.at("attempt_log").as_array();
+        if (log.empty()) continue;
+        Delivery d;
+        d.id = id;
+        d.received_ms = log.front().at("started_ms").to_number<std::int64_t>();
+        per_node[static_cast<std::size_t>(node)].push_back(std::move(d));
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  std::vector<Delivery> all;
+  for (auto& v : per_node) all.insert(all.end(), v.begin(), v.end());
+  return all;
+}
+
 void SleepUntil(std::int64_t ms) {
   std::this_thread::sleep_for(std::chrono::milliseconds(std::max<std::int64_t>(0, ms - NowMs())));
 }
@@ -169,6 +202,7 @@ json::object RatePhase(const FlowPhaseOptions& o, int nodes) {
   const bool all = herd.WaitFor(o.herd, std::chrono::seconds(patience));
   second.WaitFor(static_cast<std::size_t>(o.second_flow_timers), std::chrono::seconds(60));
   json::object r = Servers::Stop(meters);
+  const std::vector<Delivery> starts = Starts(servers, "h", o.herd);
   const std::vector<Delivery> d = herd.deliveries();
   const auto [distinct, duplicates] = Distinct(d);
   r["timers"] = o.herd;
@@ -177,6 +211,8 @@ json::object RatePhase(const FlowPhaseOptions& o, int nodes) {
   r["all_delivered"] = all && distinct == o.herd;
   r["duplicates"] = duplicates;
   r["per_second"] = PerSecond(d);
+  r["starts_read"] = starts.size();
+  r["starts_per_second"] = PerSecond(starts);
   r["second_flow"] = LatenessStats(second.deliveries());
   return r;
 }
@@ -242,13 +278,18 @@ json::object OverheadRun(const FlowPhaseOptions& o, int nodes, bool on, int roun
   r["all_delivered"] = all;
   r["per_s"] = static_cast<double>(o.herd) /
                std::max(0.001, static_cast<double>(late.at("first_to_last_ms").as_int64()) / 1000.0);
+  // The servers' CPU time per delivery: what flow control costs, whatever
+  // share of the machine the servers got (deliveries/s alone follows it).
+  r["server_cpu_us_per_delivery"] = r.at("server_cpu_pct").as_double() / 100 *
+                                    r.at("wall_s").as_double() * 1e6 /
+                                    static_cast<double>(o.herd);
   r["lateness"] = late;
   return r;
 }
 
 json::object Overhead(const FlowPhaseOptions& o, int nodes, int rounds) {
   json::array off, on;
-  std::vector<double> ratios;
+  std::vector<double> ratios, cpu_ratios;
   for (int round = 0; round < rounds; ++round) {
     // Each round starts with the other one (the machine's load drifts).
     json::object a, b;
@@ -260,13 +301,20 @@ json::object Overhead(const FlowPhaseOptions& o, int nodes, int rounds) {
       a = OverheadRun(o, nodes, false, round);
     }
     ratios.push_back(b.at("per_s").as_double() / a.at("per_s").as_double());
-    std::fprintf(stderr, "  round %d: off %.0f/s, on %.0f/s\n", round + 1,
-                 a.at("per_s").as_double(), b.at("per_s").as_double());
+    cpu_ratios.push_back(b.at("server_cpu_us_per_delivery").as_double() /
+                         a.at("server_cpu_us_per_delivery").as_double());
+    std::fprintf(stderr, "  round %d: off %.0f/s %.1f us/delivery, on %.0f/s %.1f us/delivery\n",
+                 round + 1, a.at("per_s").as_double(),
+                 a.at("server_cpu_us_per_delivery").as_double(), b.at("per_s").as_double(),
+                 b.at("server_cpu_us_per_delivery").as_double());
     off.push_back(std::move(a));
     on.push_back(std::move(b));
   }
-  std::sort(ratios.begin(), ratios.end());
   json::object r;
+  std::sort(cpu_ratios.begin(), cpu_ratios.end());
+  r["cpu_ratio"] = cpu_ratios[cpu_ratios.size() / 2];
+  r["cpu_ratios"] = json::value_from(cpu_ratios);
+  std::sort(ratios.begin(), ratios.end());
   r["off"] = std::move(off);
   r["on"] = std::move(on);
   r["ratio"] = ratios[ratios.size() / 2];
@@ -310,6 +358,7 @@ json::object MemoryPhase(const FlowPhaseOptions& o) {
 
 json::object RunFlowPhases(const FlowPhaseOptions& o) {
   json::object out;
+  out["nice"] = getpriority(PRIO_PROCESS, 0);
   out["herd_size"] = o.herd;
   std::vector<int> node_counts = {1};
   if (!o.pg.empty()) node_counts.push_back(3);

@@ -30,13 +30,16 @@ struct FlowPhaseOptions {
 //   rate.{one_node,three_nodes}   the herd at `rate` (+ `burst`): the
 //       receiver's deliveries per second (each whole second from the first:
 //       max and p50), the most in any 1000 ms window, all delivered,
-//       duplicates; and the second flow's lateness during it
+//       duplicates; the same of the attempts' starts (from the attempt
+//       logs: what the limits bound); and the second flow's lateness
+//       during it
 //   cap.{one_node,three_nodes}    the herd with max_in_flight: the
 //       receiver's peak concurrency, deliveries/s
 //   second_flow_alone.{...}       the second flow without the herd
 //   overhead                      the herd (no limits) with flow control off
-//       (no settings) and on (limits far above it), deliveries/s per round
-//       and their ratio (median of the rounds)
+//       (no settings) and on (limits far above it), deliveries/s and the
+//       servers' CPU time per delivery in each round, and their ratios on /
+//       off (medians of the rounds)
 //   memory                        `memory_timers` pending (due in an hour)
 //       and as many due now behind a flow of 10/s, each on a fresh
 //       embedded server: RSS and timers in memory
