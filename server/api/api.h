@@ -27,6 +27,7 @@
 
 #include "api/auth.h"
 #include "api/dead_letter_handlers.h"
+#include "api/flow_handlers.h"
 #include "api/http_response.h"
 #include "api/http_server.h"
 #include "api/request_guard.h"
@@ -41,9 +42,11 @@ struct Route {
   enum class Kind {
     kNone, kHealth, kMetrics, kWhoami, kTimers, kBatch, kTimer, kTimerRetry,
     kRetryFailed, kDeleteFailed, kStats, kStatsSeries, kCluster,
+    kFlows, kFlow, kFlowPause, kFlowResume,
   };
   Kind kind = Kind::kNone;
-  std::string id;  // kTimer, kTimerRetry
+  std::string id;  // kTimer, kTimerRetry; the flow key (%-escapes undone) of kFlow*
+  bool bad_escape = false;  // kFlow*: the key had a malformed %-escape
 };
 Route MatchRoute(std::string_view path);
 // "GET, POST", ...: the methods `kind` takes ("" for kNone).
@@ -87,6 +90,7 @@ class Api {
     TimerHandlers& timers;
     DeadLetterHandlers& dead_letters;
     StatsHandlers& stats;
+    FlowHandlers& flows;
   };
 
   Api(Handlers handlers, Metrics& metrics, Gauges gauges, HealthDetail health = {},
@@ -108,6 +112,7 @@ class Api {
   TimerHandlers& timers_;
   DeadLetterHandlers& dead_letters_;
   StatsHandlers& stats_;
+  FlowHandlers& flows_;
   Metrics& metrics_;
   const Gauges gauges_;
   const HealthDetail health_;

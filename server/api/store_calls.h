@@ -2,8 +2,10 @@
 // How API handlers reach the store: never on the HTTP I/O threads' time,
 // and never for longer than a deadline.
 //
-// The pattern every handler follows (timers, dead letters, stats, and the
-// schedule and flow handlers written after them):
+// The pattern every handler follows (timers, dead letters, stats, flows,
+// and the schedule handlers written after them; a blocking call that is
+// not a TimerStore read, such as FlowService's, goes through StoreRead
+// too):
 //
 //   // A read: runs on the StoreCalls' pool, never on the HTTP thread.
 //   auto read = StoreRead(calls_, [&store = store_, id] { return store.Get(id); });

@@ -12,6 +12,7 @@
 #include "api/store_calls.h"
 #include "api/timer_request.h"
 #include "delivery/webhook_client.h"
+#include "flow/flow_settings.h"
 #include "scheduler/scheduler.h"
 
 namespace tickwheel::server {
@@ -31,6 +32,9 @@ struct ServeOptions {
   unsigned threads = 2;  // HTTP server threads
   ApiLimits limits;
   SchedulerOptions scheduler;
+  // Flow control (docs/flows.md): the limits of flows without settings of
+  // their own (--flow-default-rate, --flow-default-max-in-flight).
+  FlowDefaults flow_defaults;
   WebhookClientOptions webhook;
   HttpServerOptions http;
   StoreCallOptions store;  // how API requests reach the store

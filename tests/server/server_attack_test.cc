@@ -373,8 +373,8 @@ void SignalPostgres(const std::string& data_dir, int sig) {
 }
 
 // PostgreSQL stops answering (its processes SIGSTOPped: connections stay
-// open, nothing is read) while clients keep asking for timers, stats and
-// the cluster: /healthz still answers within 100 ms and says the store is
+// open, nothing is read) while clients keep asking for timers, stats, the
+// cluster and flows: /healthz still answers within 100 ms and says the store is
 // unavailable, a request without a token still gets its 401 at once, and
 // the GETs get 503 at --store-timeout. Then PostgreSQL resumes and all is
 // well again.
@@ -403,14 +403,16 @@ TEST(HungDatabaseTest, HealthzAnswersAtOnceWhileGetsWaitForAHungPostgres) {
   std::atomic<int> answered{0}, unavailable{0};
   std::atomic<double> slowest_get_ms{0};
   std::vector<std::thread> getters;
-  for (int t = 0; t < 6; ++t) {
+  // Every route that reads the store, the flows' too.
+  const std::vector<std::string> targets = {"/v1/timers/hung-1", "/v1/stats", "/v1/cluster",
+                                            "/v1/timers?state=pending", "/v1/flows",
+                                            "/v1/flows/hooks.example.com"};
+  for (std::size_t t = 0; t < targets.size(); ++t) {
     getters.emplace_back([&, t] {
-      const char* targets[] = {"/v1/timers/hung-1", "/v1/stats", "/v1/cluster",
-                               "/v1/timers?state=pending"};
       while (!stop.load()) {
         BlockingHttpClient client(server.address(), admin_options);
         const auto start = SteadyClock::now();
-        const JsonCall c = Call(client, "GET", targets[t % 4]);
+        const JsonCall c = Call(client, "GET", targets[t]);
         const double ms = MsSince(start);
         if (ms > slowest_get_ms.load()) slowest_get_ms.store(ms);
         ++answered;
