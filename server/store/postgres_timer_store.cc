@@ -165,6 +165,8 @@ class InsertOnlyTxn final : public OverlayTxn {
   std::set<std::string> read_;
 };
 
+// Rows::Params() are $1..$8 in this order: a query that adds parameters
+// numbers them from $9.
 constexpr char kTimerColumns[] = "id, shard, state, due_ms, updated_ms, flow, record, host";
 constexpr char kUnnestRows[] =
     "unnest($1::text[], $2::int[], $3::smallint[], $4::bigint[], $5::bigint[], $6::text[], "
@@ -717,9 +719,9 @@ class PostgresTimerStore final : public TimerStore {
         std::string("WITH t AS (INSERT INTO tickwheel_timers (") + kTimerColumns +
             ") SELECT * FROM " + kUnnestRows +
             "), d AS (INSERT INTO tickwheel_count_deltas (state, delta) "
-            "SELECT * FROM unnest($8::smallint[], $9::bigint[])), "
+            "SELECT * FROM unnest($9::smallint[], $10::bigint[])), "
             "n AS MATERIALIZED (SELECT pg_notify('" + std::string(kDueChannel) +
-            "', p) FROM unnest($10::text[]) p) SELECT count(*) FROM n",
+            "', p) FROM unnest($11::text[]) p) SELECT count(*) FROM n",
         params);
     if (!r.ok()) {
       if (r.status().code() == StatusCode::kConflict) return false;
