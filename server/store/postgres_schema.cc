@@ -37,6 +37,17 @@ INSERT INTO tickwheel_counts SELECT generate_series(0, 4), 0;
 CREATE TABLE tickwheel_count_deltas (
   seq bigserial PRIMARY KEY, state smallint NOT NULL, delta bigint NOT NULL);
 )sql",
+    // 2: schedules (server/schedule/), kept with their occurrences' shard;
+    // their states counted in tickwheel_counts from 100 on.
+    R"sql(
+CREATE TABLE tickwheel_schedules (
+  id text COLLATE "C" PRIMARY KEY,
+  shard integer NOT NULL,
+  state smallint NOT NULL,
+  record bytea NOT NULL);
+CREATE INDEX tickwheel_schedules_state ON tickwheel_schedules (state, id);
+INSERT INTO tickwheel_counts SELECT 100 + generate_series(0, 2), 0;
+)sql",
 };
 
 constexpr const char* kLockKey = "7304251998466113";  // pg_advisory_lock key
