@@ -1,0 +1,126 @@
+#include "schedule/recurrence.h"
+
+#include <cstdio>
+#include <limits>
+
+#include <date/date.h>
+
+namespace tickwheel::server {
+namespace {
+
+constexpr std::int64_t kMaxInt64 = std::numeric_limits<std::int64_t>::max();
+
+// "2026-03-29T01:00:00.250+00:00" for `ms` seen at UTC offset `offset_s`.
+std::string FormatRfc3339(std::int64_t ms, std::int32_t offset_s) {
+  using std::chrono::milliseconds;
+  date::local_time<milliseconds> local{milliseconds(ms) + std::chrono::seconds(offset_s)};
+  date::local_days day = date::floor<date::days>(local);
+  date::year_month_day ymd(day);
+  date::hh_mm_ss<milliseconds> tod(local - day);
+  char buf[64];
+  int year = static_cast<int>(ymd.year());
+  int n = std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02d:%02d:%02d", year,
+                        static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
+                        static_cast<int>(tod.hours().count()),
+                        static_cast<int>(tod.minutes().count()),
+                        static_cast<int>(tod.seconds().count()));
+  std::string out(buf, static_cast<std::size_t>(n));
+  if (tod.subseconds().count() != 0) {
+    std::snprintf(buf, sizeof buf, ".%03d", static_cast<int>(tod.subseconds().count()));
+    out += buf;
+  }
+  std::int32_t abs = offset_s < 0 ? -offset_s : offset_s;
+  n = std::snprintf(buf, sizeof buf, "%c%02d:%02d", offset_s < 0 ? '-' : '+', abs / 3600,
+                    abs / 60 % 60);
+  out.append(buf, static_cast<std::size_t>(n));
+  if (abs % 60 != 0) {  // local mean time before ~1900: keep the seconds
+    n = std::snprintf(buf, sizeof buf, ":%02d", abs % 60);
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<Recurrence> Recurrence::Compile(const RecurrenceSpec& spec) {
+  bool has_every = spec.every_ms.has_value();
+  bool has_cron = !spec.cron.empty();
+  if (has_every == has_cron) {
+    return Status::Invalid(has_every ? "invalid_value" : "missing_field",
+                           has_every ? "give either every_ms or cron, not both"
+                                     : "a schedule needs every_ms or cron",
+                           has_every ? "cron" : "every_ms");
+  }
+  Recurrence r;
+  r.spec_ = spec;
+  if (has_every) {
+    if (*spec.every_ms <= 0) {
+      return Status::Invalid("out_of_range",
+                             "every_ms must be at least 1, not " + std::to_string(*spec.every_ms),
+                             "every_ms");
+    }
+    if (!spec.time_zone.empty()) {
+      return Status::Invalid("invalid_value",
+                             "time_zone is only for cron schedules (every_ms counts UTC "
+                             "milliseconds from anchor_ms)",
+                             "time_zone");
+    }
+    return r;
+  }
+  if (spec.anchor_ms != 0) {
+    return Status::Invalid("invalid_value", "anchor_ms is only for every_ms schedules",
+                           "anchor_ms");
+  }
+  return Status::Invalid("unsupported", "cron schedules are not built yet", "cron");
+}
+
+std::optional<std::int64_t> Recurrence::NextAfter(std::int64_t after_ms) const {
+  // every_ms: the smallest anchor + k * every > after, for any integer k.
+  // In unsigned 64-bit arithmetic: the distance between two int64 values
+  // always fits, and the sums wrap back to the right int64.
+  const std::uint64_t every = static_cast<std::uint64_t>(*spec_.every_ms);
+  const std::uint64_t anchor = static_cast<std::uint64_t>(spec_.anchor_ms);
+  const std::uint64_t after = static_cast<std::uint64_t>(after_ms);
+  if (after_ms < spec_.anchor_ms) {
+    // Points anchor - j * every; the largest j with j * every < anchor - after.
+    std::uint64_t j = (anchor - after - 1) / every;
+    return static_cast<std::int64_t>(anchor - j * every);
+  }
+  std::uint64_t distance = after - anchor;
+  std::uint64_t base = distance - distance % every;  // the last point <= after
+  std::uint64_t room = static_cast<std::uint64_t>(kMaxInt64) - anchor;
+  if (base > room || every > room - base) return std::nullopt;
+  return static_cast<std::int64_t>(anchor + base + every);
+}
+
+LocalTime Recurrence::Describe(std::int64_t ms) const {
+  return LocalTime{FormatRfc3339(ms, 0), 0, "UTC"};
+}
+
+std::string_view Recurrence::zone_name() const {
+  return spec_.time_zone.empty() ? std::string_view("UTC") : std::string_view(spec_.time_zone);
+}
+
+Result<DstGap> ParseDstGap(std::string_view s) {
+  if (s == "shift") return DstGap::kShift;
+  if (s == "skip") return DstGap::kSkip;
+  return Status::Invalid("invalid_value",
+                         "dst_gap must be \"shift\" or \"skip\", not \"" + std::string(s) + "\"",
+                         "dst_gap");
+}
+
+Result<DstOverlap> ParseDstOverlap(std::string_view s) {
+  if (s == "first") return DstOverlap::kFirst;
+  if (s == "both") return DstOverlap::kBoth;
+  return Status::Invalid("invalid_value",
+                         "dst_overlap must be \"first\" or \"both\", not \"" + std::string(s) +
+                             "\"",
+                         "dst_overlap");
+}
+
+std::string_view ToString(DstGap gap) { return gap == DstGap::kSkip ? "skip" : "shift"; }
+std::string_view ToString(DstOverlap overlap) {
+  return overlap == DstOverlap::kBoth ? "both" : "first";
+}
+
+}  // namespace tickwheel::server
