@@ -22,6 +22,22 @@ Route MatchRoute(std::string_view path) {
   if (path == "/v1/stats") return {Route::Kind::kStats};
   if (path == "/v1/stats/series") return {Route::Kind::kStatsSeries};
   if (path == "/v1/cluster") return {Route::Kind::kCluster};
+  constexpr std::string_view kSchedules = "/v1/schedules";
+  if (path == kSchedules) return {Route::Kind::kSchedules};
+  if (path.size() > kSchedules.size() + 1 && path.substr(0, kSchedules.size() + 1) == "/v1/schedules/") {
+    std::string_view id = path.substr(kSchedules.size() + 1);
+    constexpr std::pair<std::string_view, Route::Kind> kActions[] = {
+        {":pause", Route::Kind::kSchedulePause},
+        {":resume", Route::Kind::kScheduleResume},
+        {":trigger", Route::Kind::kScheduleTrigger},
+        {":backfill", Route::Kind::kScheduleBackfill}};
+    for (const auto& [suffix, kind] : kActions) {
+      if (id.size() > suffix.size() && id.substr(id.size() - suffix.size()) == suffix) {
+        return {kind, std::string(id.substr(0, id.size() - suffix.size()))};
+      }
+    }
+    return {Route::Kind::kSchedule, std::string(id)};
+  }
   if (path.size() <= kTimers.size() + 1 || path.substr(0, kTimers.size() + 1) != "/v1/timers/") {
     return {};
   }
@@ -49,6 +65,12 @@ const char* Allowed(Route::Kind kind) {
     case Route::Kind::kRetryFailed:
     case Route::Kind::kDeleteFailed: return "POST";
     case Route::Kind::kTimer: return "GET, PATCH, DELETE";
+    case Route::Kind::kSchedules: return "GET, POST";
+    case Route::Kind::kSchedule: return "GET, PATCH, DELETE";
+    case Route::Kind::kSchedulePause:
+    case Route::Kind::kScheduleResume:
+    case Route::Kind::kScheduleTrigger:
+    case Route::Kind::kScheduleBackfill: return "POST";
     case Route::Kind::kNone: return "";
   }
   return "";
@@ -70,6 +92,7 @@ Api::Api(Handlers handlers, Metrics& metrics, Gauges gauges, HealthDetail health
          ApiAccess access)
     : timers_(handlers.timers),
       dead_letters_(handlers.dead_letters),
+      schedules_(handlers.schedules),
       stats_(handlers.stats),
       metrics_(metrics),
       gauges_(std::move(gauges)),
@@ -108,7 +131,7 @@ asio::awaitable<HttpResponse> Api::Handle(HttpRequest& req) {
   switch (route.kind) {
     case Route::Kind::kNone:
       res = ErrorResponse(Status::NotFound("no route " + std::string(path) +
-                                           " (the API is under /v1/timers)"));
+                                           " (the API is under /v1/timers and /v1/schedules)"));
       break;
     case Route::Kind::kHealth:
       if (method != http::verb::get) break;
@@ -150,9 +173,44 @@ asio::awaitable<HttpResponse> Api::Handle(HttpRequest& req) {
     case Route::Kind::kCluster:
       if (method == http::verb::get) res = stats_.Cluster();
       break;
+    case Route::Kind::kSchedules:
+      if (method == http::verb::post) {
+        res = co_await schedules_.Create(req);
+      } else if (method == http::verb::get) {
+        res = schedules_.List(query, may_see_headers);
+      }
+      break;
+    case Route::Kind::kSchedule:
+    case Route::Kind::kSchedulePause:
+    case Route::Kind::kScheduleResume:
+    case Route::Kind::kScheduleTrigger:
+    case Route::Kind::kScheduleBackfill: {
+      if (Status s = ValidateId(route.id, "id"); !s.ok()) {
+        res = ErrorResponse(s);
+      } else if (route.kind == Route::Kind::kSchedule) {
+        if (method == http::verb::get) {
+          res = schedules_.Get(route.id, query, may_see_headers);
+        } else if (method == http::verb::patch) {
+          res = co_await schedules_.Patch(req, route.id);
+        } else if (method == http::verb::delete_) {
+          res = co_await schedules_.Delete(route.id);
+        }
+      } else if (method == http::verb::post) {
+        if (route.kind == Route::Kind::kSchedulePause) {
+          res = co_await schedules_.Pause(route.id);
+        } else if (route.kind == Route::Kind::kScheduleResume) {
+          res = co_await schedules_.Resume(route.id);
+        } else if (route.kind == Route::Kind::kScheduleTrigger) {
+          res = co_await schedules_.Trigger(route.id);
+        } else {
+          res = co_await schedules_.Backfill(req, route.id);
+        }
+      }
+      break;
+    }
     case Route::Kind::kTimer:
     case Route::Kind::kTimerRetry: {
-      if (Status s = ValidateId(route.id, "id"); !s.ok()) {
+      if (Status s = ValidateTimerPathId(route.id); !s.ok()) {
         res = ErrorResponse(s);
       } else if (route.kind == Route::Kind::kTimerRetry) {
         if (method == http::verb::post) res = co_await timers_.Retry(route.id);

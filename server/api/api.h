@@ -12,6 +12,7 @@
 #include "api/auth.h"
 #include "api/dead_letter_handlers.h"
 #include "api/http_response.h"
+#include "api/schedule_handlers.h"
 #include "api/stats_handlers.h"
 #include "api/timer_handlers.h"
 #include "common/metrics.h"
@@ -23,9 +24,10 @@ struct Route {
   enum class Kind {
     kNone, kHealth, kMetrics, kWhoami, kTimers, kBatch, kTimer, kTimerRetry,
     kRetryFailed, kDeleteFailed, kStats, kStatsSeries, kCluster,
+    kSchedules, kSchedule, kSchedulePause, kScheduleResume, kScheduleTrigger, kScheduleBackfill,
   };
   Kind kind = Kind::kNone;
-  std::string id;  // kTimer, kTimerRetry
+  std::string id;  // kTimer, kTimerRetry, kSchedule and its actions
 };
 Route MatchRoute(std::string_view path);
 
@@ -51,6 +53,7 @@ class Api {
     TimerHandlers& timers;
     DeadLetterHandlers& dead_letters;
     StatsHandlers& stats;
+    ScheduleHandlers& schedules;
   };
 
   Api(Handlers handlers, Metrics& metrics, Gauges gauges, HealthDetail health = {},
@@ -64,6 +67,7 @@ class Api {
  private:
   TimerHandlers& timers_;
   DeadLetterHandlers& dead_letters_;
+  ScheduleHandlers& schedules_;
   StatsHandlers& stats_;
   Metrics& metrics_;
   const Gauges gauges_;

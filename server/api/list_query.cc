@@ -72,11 +72,8 @@ Result<std::string> NormalizeHost(std::string_view host, std::string_view field)
   return out;
 }
 
-namespace {
-
-// Calls `on(key, value)` for each decoded parameter; stops at its first error.
-template <typename On>
-Status ForEachParameter(std::string_view query, On on) {
+Status ForEachParameter(std::string_view query,
+                        const std::function<Status(const std::string&, const std::string&)>& on) {
   while (!query.empty()) {
     const std::size_t amp = query.find('&');
     const std::string_view pair = query.substr(0, amp);
@@ -99,8 +96,6 @@ Result<bool> ParseBool(const std::string& key, const std::string& value) {
   if (value == "false" || value == "0") return false;
   return Status::Invalid("invalid_value", key + " must be true or false", key);
 }
-
-}  // namespace
 
 Result<bool> ParseGetQuery(std::string_view query) {
   bool show = false;

@@ -5,6 +5,7 @@
 #define TICKWHEEL_SERVER_API_LIST_QUERY_H_
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,6 +43,13 @@ Result<ListCursor> DecodeCursor(std::string_view text);
 
 // %XX and '+' decoded; nullopt for a malformed escape.
 std::optional<std::string> PercentDecode(std::string_view text);
+
+// Calls `on(key, value)` for each decoded parameter of a query string;
+// stops at its first error.
+Status ForEachParameter(std::string_view query,
+                        const std::function<Status(const std::string&, const std::string&)>& on);
+// A query parameter's true|1 or false|0; kInvalidArgument naming `key`.
+Result<bool> ParseBool(const std::string& key, const std::string& value);
 
 }  // namespace tickwheel::server
 

@@ -2,7 +2,9 @@
 #ifndef TICKWHEEL_SERVER_API_TIMER_JSON_H_
 #define TICKWHEEL_SERVER_API_TIMER_JSON_H_
 
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -10,6 +12,14 @@
 #include "timer/timer_record.h"
 
 namespace tickwheel::server {
+
+// What a timer (or a schedule's occurrences) delivers: appends
+// ,"retry":{...},"target":{...},"payload":... to `out`. Target header
+// values are shown as "***" unless `show_header_values`.
+void AppendDeliveryJson(std::string& out, const std::string& target,
+                        const std::vector<std::pair<std::string, std::string>>& headers,
+                        const std::string& payload, std::uint32_t max_attempts,
+                        std::uint32_t backoff_ms, bool show_header_values);
 
 // A timer as GET answers it. Target header values are shown as "***"
 // unless `show_header_values`.

@@ -10,6 +10,7 @@
 #include "api/json_body.h"
 #include "common/sha256.h"
 #include "timer/http_url.h"
+#include "timer/occurrence_id.h"
 #include "timer/target.h"
 
 namespace tickwheel::server {
@@ -26,6 +27,8 @@ std::string Name(std::string_view prefix, std::string_view key) {
   return std::string(prefix) + std::string(key);
 }
 
+}  // namespace
+
 const char* KindName(const json::value& v) {
   switch (v.kind()) {
     case json::kind::null: return "null";
@@ -40,6 +43,8 @@ const char* KindName(const json::value& v) {
   return "?";
 }
 
+namespace {
+
 // A number that parsed as infinity (1e400): it cannot be written back as JSON.
 bool HasNonFinite(const json::value& v) {
   if (v.is_double()) return !std::isfinite(v.as_double());
@@ -53,10 +58,8 @@ bool HasNonFinite(const json::value& v) {
   return false;
 }
 
-using Known = std::initializer_list<std::string_view>;
-
 // A likely typo of a known field, to suggest the right name.
-std::string Suggest(std::string_view key, Known known) {
+std::string Suggest(std::string_view key, KnownFields known) {
   for (std::string_view k : known) {
     if (key.size() >= 3 && k.substr(0, 3) == key.substr(0, 3)) {
       return " (did you mean \"" + std::string(k) + "\"?)";
@@ -65,7 +68,9 @@ std::string Suggest(std::string_view key, Known known) {
   return "";
 }
 
-Status CheckFields(const json::object& obj, Known known, std::string_view prefix) {
+}  // namespace
+
+Status CheckFields(const json::object& obj, KnownFields known, std::string_view prefix) {
   for (const auto& kv : obj) {
     const std::string_view key = kv.key();
     if (std::find(known.begin(), known.end(), key) == known.end()) {
@@ -91,6 +96,8 @@ Result<std::optional<std::int64_t>> Integer(const json::object& obj, std::string
   return Bad("invalid_type", Name(prefix, key),
              Name(prefix, key) + " must be an integer, not " + KindName(*v));
 }
+
+namespace {
 
 // delay_ms | fire_at_ms -> absolute fire time.
 Result<std::int64_t> FireTime(const json::object& obj, const ApiLimits& limits,
@@ -289,7 +296,35 @@ Status ParseRetry(const json::value* v, std::string_view prefix, TimerSpec& spec
   return Status::Ok();
 }
 
+Status ParsePayload(const json::value* p, std::string_view prefix, const ApiLimits& limits,
+                    TimerSpec& spec) {
+  if (p == nullptr) return Status::Ok();
+  if (HasNonFinite(*p)) {
+    return Bad("invalid_value", Name(prefix, "payload"),
+               Name(prefix, "payload") + " has a number beyond what JSON numbers can carry "
+               "(larger than about 1.8e308)");
+  }
+  spec.payload = json::serialize(*p);
+  if (spec.payload.size() > limits.payload_limit) {
+    return Status::TooLarge("payload_too_large",
+                            Name(prefix, "payload") + " is " +
+                                std::to_string(spec.payload.size()) +
+                                " bytes; the limit is " + std::to_string(limits.payload_limit),
+                            Name(prefix, "payload"));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
+
+Status ParseDelivery(const json::object& obj, const ApiLimits& limits, std::string_view prefix,
+                     TimerSpec& spec, bool target_required) {
+  if (target_required || obj.contains("target")) {
+    if (Status s = ParseTarget(obj.if_contains("target"), prefix, limits, spec); !s.ok()) return s;
+  }
+  if (Status s = ParseRetry(obj.if_contains("retry"), prefix, spec); !s.ok()) return s;
+  return ParsePayload(obj.if_contains("payload"), prefix, limits, spec);
+}
 
 Status ValidateId(std::string_view id, std::string_view field) {
   if (id.empty() || id.size() > kMaxIdLength) {
@@ -303,10 +338,20 @@ Status ValidateId(std::string_view id, std::string_view field) {
     if (!ok) {
       return Bad("invalid_id", std::string(field),
                  std::string(field) +
-                     " may only contain letters, digits and . _ ~ - (found a forbidden character)");
+                     (c == '@' ? " may not contain '@': it is kept for the occurrences of "
+                                 "schedules (\"<schedule>@<time>\")"
+                               : " may only contain letters, digits and . _ ~ - (found a "
+                                 "forbidden character)"));
     }
   }
   return Status::Ok();
+}
+
+Status ValidateTimerPathId(std::string_view id) {
+  if (std::optional<OccurrenceName> occurrence = ParseOccurrenceId(id)) {
+    return ValidateId(occurrence->schedule_id, "id");
+  }
+  return ValidateId(id, "id");
 }
 
 Result<TimerSpec> ParseTimerSpec(const json::value& body, const ApiLimits& limits,
@@ -335,23 +380,7 @@ Result<TimerSpec> ParseTimerSpec(const json::value& body, const ApiLimits& limit
   Result<std::int64_t> fire = FireTime(obj, limits, now_ms, prefix);
   if (!fire.ok()) return fire.status();
   spec.fire_at_ms = *fire;
-  if (Status s = ParseTarget(obj.if_contains("target"), prefix, limits, spec); !s.ok()) return s;
-  if (Status s = ParseRetry(obj.if_contains("retry"), prefix, spec); !s.ok()) return s;
-  if (const json::value* p = obj.if_contains("payload")) {
-    if (HasNonFinite(*p)) {
-      return Bad("invalid_value", Name(prefix, "payload"),
-                 Name(prefix, "payload") + " has a number beyond what JSON numbers can carry "
-                 "(larger than about 1.8e308)");
-    }
-    spec.payload = json::serialize(*p);
-    if (spec.payload.size() > limits.payload_limit) {
-      return Status::TooLarge("payload_too_large",
-                              Name(prefix, "payload") + " is " +
-                                  std::to_string(spec.payload.size()) +
-                                  " bytes; the limit is " + std::to_string(limits.payload_limit),
-                              Name(prefix, "payload"));
-    }
-  }
+  if (Status s = ParseDelivery(obj, limits, prefix, spec); !s.ok()) return s;
   spec.digest = Sha256(CanonicalJson(body));
   return spec;
 }

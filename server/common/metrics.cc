@@ -78,6 +78,15 @@ void Counter(std::string& out, const char* name, const char* help,
                 name, help, name, name, static_cast<unsigned long long>(value));
   out += line;
 }
+
+// One series of a counter with a label; `first` writes HELP and TYPE.
+void LabelledCounter(std::string& out, const char* name, const char* help, const char* label,
+                     const char* value, std::uint64_t n, bool first) {
+  if (first) {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " counter\n";
+  }
+  out += std::string(name) + "{" + label + "=\"" + value + "\"} " + std::to_string(n) + "\n";
+}
 }  // namespace
 
 std::string Metrics::Render(
@@ -110,12 +119,24 @@ std::string Metrics::Render(
   Counter(out, "tickwheel_http_unauthenticated_total", "API requests answered 401 (no or a wrong token).", http_unauthenticated);
   Counter(out, "tickwheel_store_writes_total", "Atomic store writes (group commits).", store_writes);
   Counter(out, "tickwheel_store_mutations_total", "State changes written (creates, claims, outcomes, ...).", store_mutations);
+  Counter(out, "tickwheel_schedule_occurrences_planned_total",
+          "Occurrences the schedules' planning put in the store (the next one, catch-ups).",
+          occurrences_planned);
+  Counter(out, "tickwheel_schedule_occurrences_fired_total",
+          "Occurrences claimed for their first attempt.", occurrences_fired);
+  const char* skipped = "tickwheel_schedule_occurrences_skipped_total";
+  const char* why = "Times of schedules not fired, by reason (overlap and catch-up policies, DST gap under dst_gap skip).";
+  LabelledCounter(out, skipped, why, "reason", "overlap", occurrences_skipped_overlap, true);
+  LabelledCounter(out, skipped, why, "reason", "catch_up", occurrences_skipped_catch_up, false);
+  LabelledCounter(out, skipped, why, "reason", "dst", occurrences_skipped_dst, false);
   delivery_latency.Render(out, "tickwheel_delivery_latency_seconds",
                           "Webhook request sent to response read.");
   lateness.Render(out, "tickwheel_lateness_seconds",
                   "Due time to the start of the attempt (wall clock).");
   store_write.Render(out, "tickwheel_store_write_seconds",
                      "One store write, waiting for its (shared) fsync included.");
+  planning_lag.Render(out, "tickwheel_schedule_planning_lag_seconds",
+                      "A planned occurrence's due time to the write that claimed it and planned the next.");
   return out;
 }
 

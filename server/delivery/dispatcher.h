@@ -15,6 +15,7 @@
 #include "common/server_clock.h"
 #include "delivery/nats_publisher.h"
 #include "delivery/webhook_client.h"
+#include "schedule/schedule_service.h"
 #include "scheduler/scheduler.h"
 #include "store/timer_store.h"
 #include "timer/timer_state_machine.h"
@@ -26,14 +27,21 @@ namespace tickwheel::server {
 // Per attempt:
 //   claim    one fenced store write per chunk of fired timers (of one shard):
 //            Claim() of each record; stale entries are dropped.
-//   send     POST {"id", "payload", "fire_at_ms", "attempt"} with
+//            The first attempt of a schedule's occurrence (server/schedule/)
+//            plans its schedule in the same write: the next occurrence is
+//            created there, or this one skipped or buffered by the
+//            schedule's policies (then it is not sent).
+//   send     POST {"id", "payload", "fire_at_ms", "attempt"} (and, for an
+//            occurrence, "schedule" and "nominal_ms") with
 //            Idempotency-Key: <id> and the timer's headers (and, when the
 //            client has secrets, webhook-id: <id> and its signature); or,
 //            for a NATS target, publish that body with Nats-Msg-Id: <id>.
 //            With the debug log level, each attempt's outcome is logged
 //            (id, attempt, host, status, latency; never the URL's path,
 //            headers or payload).
-//   outcome  Complete() of each record, written in batches (fenced).
+//   outcome  Complete() of each record, written in batches (fenced); an
+//            occurrence that finished may release the one its schedule
+//            buffered (overlap "buffer_one"), in the same write.
 // Failures of the store never lose or spin: a claim that cannot be written
 // fires again after a pause; outcomes that cannot be written are kept (the
 // timers stay in flight) and written again after a pause, growing to 10 s.
@@ -73,6 +81,8 @@ class Dispatcher {
   };
 
   void ClaimChunk(std::vector<DueEntry> entries);
+  // Adds what the schedules' planning did in a committed write to the metrics.
+  void CountPlanning(const PlanTotals& totals);
   // Leaves a timer that cannot be attempted here in memory for an hour.
   void Park(const DueEntry& entry);
   static constexpr std::chrono::hours kParkedFor{1};

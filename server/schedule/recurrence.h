@@ -44,9 +44,13 @@ struct LocalTime {
   std::string abbreviation; // "CEST"
 };
 
-namespace internal {
+}  // namespace tickwheel::server
+
+namespace tickwheel::internal {
 class CronRecurrence;  // cron_recurrence.h
-}
+}  // namespace tickwheel::internal
+
+namespace tickwheel::server {
 
 // Recurrence: when a schedule fires. Pure computation: no store, no clock.
 //

@@ -12,6 +12,7 @@
 #include "delivery/tls_client.h"
 #include "delivery/webhook_signer.h"
 #include "egress/target_policy.h"
+#include "schedule/schedule_record.h"
 #include "ui/console.h"
 
 namespace tickwheel::server {
@@ -214,6 +215,7 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
   targets.resolver = &s->webhook_->resolver();
   s->policy_ = security->policy;
   s->handlers_ = std::make_unique<TimerHandlers>(*s->store_, clock, metrics, limits, targets);
+  s->schedules_ = std::make_unique<ScheduleHandlers>(*s->store_, clock, metrics, limits, targets);
   s->dead_letters_ = std::make_unique<DeadLetterHandlers>(*s->store_, clock);
   s->series_ = std::make_unique<MetricsSeries>(metrics, clock.WallMs());
   s->series_sampler_ = std::make_unique<internal::PeriodicThread>(
@@ -228,7 +230,7 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
   const bool tokens = security->access.auth.enabled();
   const std::size_t token_count = security->access.auth.size();
   s->api_ = std::make_unique<Api>(
-      Api::Handlers{*s->handlers_, *s->dead_letters_, *s->stats_}, metrics,
+      Api::Handlers{*s->handlers_, *s->dead_letters_, *s->stats_, *s->schedules_}, metrics,
       [raw](std::string& out) { raw->AppendGauges(out); }, [raw] { return raw->HealthDetail(); },
       std::move(security->access));
   if (tokens) {
@@ -336,6 +338,13 @@ void Server::AppendGauges(std::string& out) const {
     AppendCounter(out, "tickwheel_cluster_leases_acquired_total", "Leases taken.", leases_->acquired_leases());
     AppendCounter(out, "tickwheel_cluster_leases_released_total", "Leases handed over.", leases_->released_leases());
     AppendCounter(out, "tickwheel_cluster_notices_total", "Announcements of other nodes' changes received.", notifications_->notices());
+  }
+  const ScheduleCounts schedules = store_->CountSchedules();
+  out += "# HELP tickwheel_schedules Schedules in the store, by state.\n# TYPE tickwheel_schedules gauge\n";
+  for (int i = 0; i < kScheduleStates; ++i) {
+    out += "tickwheel_schedules{state=\"" +
+           std::string(StateName(static_cast<ScheduleState>(i))) + "\"} " +
+           std::to_string(schedules[i]) + "\n";
   }
   AppendCounter(out, "tickwheel_timers_swept_total", "Overdue timers found not loaded by the sweep (a missed change; should stay 0).", scheduler_->swept());
   AppendCounter(out, "tickwheel_http_overloaded_total", "Requests and connections refused (503 or closed) over a limit.", http_->overloaded());

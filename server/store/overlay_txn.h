@@ -28,8 +28,6 @@ struct RowChange {
 using RecordChange = RowChange<TimerRecord>;
 using ScheduleChange = RowChange<ScheduleRow>;
 
-namespace internal {
-
 // The overlay of one kind of row (timers, schedules) over what is stored.
 // Thread safety: one thread.
 template <typename Row>
@@ -103,8 +101,6 @@ class RowOverlay {
   std::size_t order_at_begin_ = 0;
 };
 
-}  // namespace internal
-
 // Thread safety: one thread (a store writer), for one group.
 class OverlayTxn : public StoreTxn {
  public:
@@ -140,8 +136,8 @@ class OverlayTxn : public StoreTxn {
   bool Writable(const std::string& id);
   bool WritableSchedule(const std::string& id);
 
-  internal::RowOverlay<TimerRecord> timers_;
-  internal::RowOverlay<ScheduleRow> schedules_;
+  RowOverlay<TimerRecord> timers_;
+  RowOverlay<ScheduleRow> schedules_;
   Status violation_;
 };
 
