@@ -160,7 +160,8 @@ void Dispatcher::ClaimChunk(std::vector<DueEntry> chunk) {
             case ClaimResult::kRecovered: claim.kind = Kind::kRecovered; break;
           }
           if (claim.kind == Kind::kClaimed && (*r)->attempts == 0) {
-            Result<OccurrencePlanning::Claimed> planned = schedules.Claim(**r);
+            Result<OccurrencePlanning::Claimed> planned =
+                schedules.Claim(**r, scheduler_.OwnedSinceMs((*r)->id));
             if (!planned.ok()) return planned.status();
             if (*planned == OccurrencePlanning::Claimed::kSkipped ||
                 *planned == OccurrencePlanning::Claimed::kBuffered) {

@@ -45,61 +45,59 @@ void AddCatchUp(ScheduleRecord& s, std::int64_t t, std::int64_t due, const Occur
 
 // The catch-up decision at the claim of the planned occurrence `x`.
 Fate CatchUp(ScheduleRecord& s, const Timeline& t, std::int64_t x, std::int64_t now,
-             const OccurrenceExists& exists, PlanStep& step) {
+             std::int64_t owned_since, const OccurrenceExists& exists, PlanStep& step) {
   const std::int64_t window = s.catch_up_window_ms;
-  const Timeline::Next after_x = t.After(x);
-  if (!after_x.ms || *after_x.ms > now) {  // on time: no later time has come
-    const std::int64_t due = x + JitterMs(s.id, x, s.jitter_ms);
-    if (now - due <= window) return Fate::kFire;
-    CountSkipped(s, step, 1);
-    return Fate::kSkipCatchUp;
-  }
-  // Missed: x and every time up to `last` (<= now).
-  const std::int64_t last = t.LastAtOrBefore(*after_x.ms, now);
+  // Times due before `missed_before` were missed.
+  const std::int64_t began = std::max(owned_since, s.resumed_ms.value_or(owned_since));
+  const std::int64_t missed_before = std::max(began - kMissedGraceMs, now - window);
+  if (x + JitterMs(s.id, x, s.jitter_ms) >= missed_before) return Fate::kFire;
+  // The run of missed times: x up to `last`, the last one before
+  // missed_before (and not after now).
+  const std::int64_t last = t.LastAtOrBefore(x, std::min(missed_before - 1, now));
   s.planned_until_ms = std::max(s.planned_until_ms, last);
+  auto count = [&](std::int64_t a, std::int64_t b) {  // times in [a, b]
+    return a == b ? 1 : 2 + t.CountBetween(a, b, kMaxSkipCount);
+  };
   std::int64_t room = Room(s);
   if (s.catch_up != CatchUpPolicy::kAll) {
-    // The latest only: x and the times between are skipped.
-    CountSkipped(s, step, 1 + t.CountBetween(x, last, kMaxSkipCount));
-    if (now - last <= window && room > 0) {
-      AddCatchUp(s, last, now, exists, step);
-    } else if (!exists(last)) {
-      CountSkipped(s, step, 1);
+    // none: all of them are skipped; latest: the last fires, if within the
+    // window.
+    const bool fire_last = s.catch_up == CatchUpPolicy::kLatest && now - last <= window &&
+                           (room > 0 || last == x);
+    if (!fire_last) {
+      CountSkipped(s, step, count(x, last));
+      return Fate::kSkipCatchUp;
     }
+    if (last == x) return Fate::kFire;
+    CountSkipped(s, step, count(x, last) - 1);
+    if (exists(last)) return Fate::kSkipCatchUp;  // an occurrence already
+    AddCatchUp(s, last, now, exists, step);
     return Fate::kSkipCatchUp;
   }
-  // Each time within the window, oldest first, at most catch_up_max.
+  // all: each within the window, oldest first, at most catch_up_max.
   Fate fate = Fate::kSkipCatchUp;
   std::optional<std::int64_t> at = x;
   if (now - x > window) {
-    const Timeline::Next first = t.After(std::max(x, now - window - 1));
-    const std::int64_t stop = first.ms && *first.ms <= now ? *first.ms : last;
-    CountSkipped(s, step, 1 + t.CountBetween(x, stop, kMaxSkipCount) + (stop == last ? 1 : 0));
-    at = first.ms && *first.ms <= now ? first.ms : std::nullopt;
+    const std::optional<std::int64_t> first = t.After(std::max(x, now - window - 1)).ms;
+    at = first && *first <= last ? first : std::nullopt;
+    CountSkipped(s, step, at ? count(x, *at) - 1 : count(x, last));
   }
   std::uint32_t taken = 0;
-  for (; at && *at <= now && taken < s.catch_up_max; at = t.After(*at).ms) {
-    if (*at == x) {
-      if (room > 0) {
-        fate = Fate::kFire;
-        --room;
-        ++taken;
-      } else {
-        CountSkipped(s, step, 1);
-      }
-    } else if (exists(*at)) {
-      // An occurrence already (a backfill, a trigger): decided.
-    } else if (room > 0) {
-      AddCatchUp(s, *at, now + taken, exists, step);
-      --room;
-      ++taken;
-    } else {
+  for (; at && *at <= last && taken < s.catch_up_max; at = t.After(*at).ms) {
+    if (*at != x && exists(*at)) continue;  // an occurrence already (a backfill): decided
+    if (room <= 0) {
       CountSkipped(s, step, 1);
+      continue;
     }
+    --room;
+    if (*at == x) {
+      fate = Fate::kFire;
+    } else {
+      AddCatchUp(s, *at, now + taken, exists, step);
+    }
+    ++taken;
   }
-  if (at && *at <= now) {  // the cap: the rest up to `last` is skipped
-    CountSkipped(s, step, (*at == last ? 1 : 2 + t.CountBetween(*at, last, kMaxSkipCount)));
-  }
+  if (at && *at <= last) CountSkipped(s, step, count(*at, last));  // over the cap
   return fate;
 }
 
@@ -235,7 +233,11 @@ void Maintain(ScheduleRecord& s, const Timeline& t, std::int64_t now,
       s.next_ms = n.ms;
       s.counts.planned += 1;
       step.planned += 1;
-      step.create.push_back({*n.ms, std::max(*n.ms + JitterMs(s.id, *n.ms, s.jitter_ms), now)});
+      // Due at its time; if that has passed, now, but after the catch-ups
+      // of this step (times fire in order).
+      const std::int64_t after_catch_ups = step.create.empty() ? now : step.create.back().due_ms + 1;
+      step.create.push_back({*n.ms, std::max({*n.ms + JitterMs(s.id, *n.ms, s.jitter_ms), now,
+                                              after_catch_ups})});
       stalled = false;
       break;
     }
@@ -253,14 +255,15 @@ void StartPlanning(ScheduleRecord& s, const Timeline& t, std::int64_t now,
 }
 
 Fate OnClaim(ScheduleRecord& s, const Timeline& t, std::int64_t nominal_ms, std::int64_t now,
-             bool previous_running, const OccurrenceExists& exists, PlanStep& step) {
+             std::int64_t owned_since, bool previous_running, const OccurrenceExists& exists,
+             PlanStep& step) {
   enum class Kind { kPlanned, kCatchUp, kManual };
   Kind kind = Kind::kManual;
   Fate fate = Fate::kFire;
   if (s.next_ms == nominal_ms) {
     kind = Kind::kPlanned;
     s.next_ms.reset();
-    fate = CatchUp(s, t, nominal_ms, now, exists, step);
+    fate = CatchUp(s, t, nominal_ms, now, owned_since, exists, step);
   } else if (EraseTime(s.catch_up_ms, nominal_ms)) {
     kind = Kind::kCatchUp;
   }
@@ -314,6 +317,7 @@ void Resume(ScheduleRecord& s, const Timeline& t, std::int64_t now, bool previou
             const OccurrenceExists& exists, PlanStep& step) {
   s.state = ScheduleState::kActive;
   s.paused_ms.reset();
+  s.resumed_ms = now;  // what fell in the pause was missed
   std::int64_t due = now;
   for (std::int64_t c : s.catch_up_ms) {
     if (!exists(c)) step.create.push_back({c, due++});

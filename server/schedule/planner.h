@@ -14,18 +14,20 @@
 // again.
 //
 // At the claim of the planned occurrence X, at `now`:
-//   - X is on time if the recurrence has no later time <= now: it fires if
-//     claimed within catch_up_window_ms of its due time, else it is
-//     skipped (catch_up).
-//   - Otherwise X and later times were missed (downtime, a takeover, a
-//     pause): the catch-up policy picks which fire now, as catch-up
-//     occurrences: none and latest the last time <= now, all each time
-//     within the window, oldest first, at most catch_up_max; only times
-//     within catch_up_window_ms of now (default 1 h; 1 min for none).
+//   - X was missed if its time (with its jitter) is more than
+//     kMissedGraceMs before the moment its shard's owner began firing
+//     (`owned_since`: this process's start, a takeover; or the schedule's
+//     resume), or more than catch_up_window_ms before now. An occurrence
+//     that is only late (a busy server) is not missed: it fires.
+//   - Missed times (X and those after it up to now that were missed too)
+//     go to the catch-up policy: none skips them all, latest fires the
+//     last of them, all fires each, oldest first, at most catch_up_max;
+//     only times within catch_up_window_ms of now ever fire.
 //   - Then the overlap policy: while the occurrence last fired is still
 //     being delivered or retried, skip drops the new one and buffer_one
 //     keeps one (its timer erased) until that one finishes.
-//   - Then the next time after everything decided is planned.
+//   - Then the next time after everything decided is planned (if it is
+//     due already, it fires at once: it was not missed).
 // Triggers and backfills are occurrences too, outside the plan: they fire
 // whatever the overlap policy and state, and count neither toward
 // max_occurrences nor the catch-up.
@@ -109,6 +111,9 @@ using OccurrenceExists = std::function<bool(std::int64_t nominal_ms)>;
 // At most this many times are counted as skipped by one catch-up (the
 // counts say "at least" beyond it); every_ms schedules are counted exactly.
 inline constexpr std::uint64_t kMaxSkipCount = 1000;
+// A time due this little before its owner began firing is not missed (a
+// quick restart, a rolling hand-over).
+inline constexpr std::int64_t kMissedGraceMs = 5000;
 
 // Keeps the schedule's invariant: while active, its next time is planned
 // (unless max_occurrences is reached), and it ends once nothing is left
@@ -129,11 +134,12 @@ enum class Fate {
 };
 
 // The occurrence at `nominal_ms` is claimed for its first attempt at
-// `now` (how late it is counts from its time plus its jitter).
+// `now` by a node that began firing its shard at `owned_since` (wall ms).
 // `previous_running`: whether the occurrence last_fired_ms is still being
 // delivered or retried (looked at only when NeedsPrevious(s)).
 Fate OnClaim(ScheduleRecord& s, const Timeline& t, std::int64_t nominal_ms, std::int64_t now,
-             bool previous_running, const OccurrenceExists& exists, PlanStep& step);
+             std::int64_t owned_since, bool previous_running, const OccurrenceExists& exists,
+             PlanStep& step);
 // Whether OnClaim of an occurrence other than last_fired_ms looks at it.
 inline bool NeedsPrevious(const ScheduleRecord& s) {
   return s.overlap != OverlapPolicy::kAllow && s.last_fired_ms.has_value();

@@ -102,6 +102,7 @@ ScheduleRow EncodeSchedule(const ScheduleRecord& r) {
   PutFixed(out, r.occurrences);
   PutFixed(out, static_cast<std::uint8_t>(r.end_reason));
   PutOptional(out, r.paused_ms);
+  PutOptional(out, r.resumed_ms);
   const ScheduleCounters& c = r.counts;
   for (std::uint64_t v : {c.planned, c.fired, c.skipped_overlap, c.skipped_catch_up,
                           c.skipped_dst, c.triggered, c.backfilled}) {
@@ -148,7 +149,8 @@ Result<ScheduleRecord> DecodeSchedule(const ScheduleRow& row) {
     for (std::int64_t& t : r.catch_up_ms) ok = ok && in.Fixed(t);
   }
   ok = ok && in.Optional(r.buffered_ms) && in.Optional(r.last_fired_ms) &&
-       in.Fixed(r.occurrences) && ReadEnum(in, r.end_reason, 4) && in.Optional(r.paused_ms);
+       in.Fixed(r.occurrences) && ReadEnum(in, r.end_reason, 4) && in.Optional(r.paused_ms) &&
+       in.Optional(r.resumed_ms);
   ScheduleCounters& c = r.counts;
   for (std::uint64_t* v : {&c.planned, &c.fired, &c.skipped_overlap, &c.skipped_catch_up,
                            &c.skipped_dst, &c.triggered, &c.backfilled}) {

@@ -62,6 +62,11 @@ struct ScheduleCounters {
   friend bool operator==(const ScheduleCounters&, const ScheduleCounters&) = default;
 };
 
+inline bool operator==(const RecurrenceSpec& a, const RecurrenceSpec& b) {
+  return a.every_ms == b.every_ms && a.anchor_ms == b.anchor_ms && a.cron == b.cron &&
+         a.time_zone == b.time_zone && a.dst_gap == b.dst_gap && a.dst_overlap == b.dst_overlap;
+}
+
 struct ScheduleRecord {
   std::string id;
   ScheduleState state = ScheduleState::kActive;
@@ -96,6 +101,7 @@ struct ScheduleRecord {
   std::uint32_t occurrences = 0;  // of the recurrence fired (toward max_occurrences)
   EndReason end_reason = EndReason::kNone;
   std::optional<std::int64_t> paused_ms;
+  std::optional<std::int64_t> resumed_ms;  // the last :resume (what fell in the pause was missed)
   ScheduleCounters counts;
 
   friend bool operator==(const ScheduleRecord&, const ScheduleRecord&) = default;

@@ -418,7 +418,8 @@ void OccurrencePlanning::Prefetch(const std::vector<std::string>& timer_ids) {
   txn_.Prefetch(ahead);
 }
 
-Result<OccurrencePlanning::Claimed> OccurrencePlanning::Claim(const TimerRecord& before) {
+Result<OccurrencePlanning::Claimed> OccurrencePlanning::Claim(const TimerRecord& before,
+                                                             std::int64_t owned_since) {
   std::optional<OccurrenceName> name = ParseOccurrenceId(before.id);
   if (!name) return Claimed::kNotAnOccurrence;
   Result<Loaded*> loaded = Schedule(std::string(name->schedule_id));
@@ -442,7 +443,8 @@ Result<OccurrencePlanning::Claimed> OccurrencePlanning::Claim(const TimerRecord&
   const bool planned = r.next_ms == t;
   const bool previous = NeedsPrevious(r) && *r.last_fired_ms != t && PreviousRunning(txn_, r);
   PlanStep step;
-  const Fate fate = OnClaim(r, *s.timeline, t, now_, previous, ExistsIn(txn_, r.id), step);
+  const Fate fate =
+      OnClaim(r, *s.timeline, t, now_, owned_since, previous, ExistsIn(txn_, r.id), step);
   Apply(txn_, r, step, now_);
   totals_.Add(step);
   if (planned) totals_.lag_ms.push_back(now_ - (t + JitterMs(r.id, t, r.jitter_ms)));
@@ -459,8 +461,9 @@ Result<OccurrencePlanning::Claimed> OccurrencePlanning::Claim(const TimerRecord&
       fate == Fate::kSkipOverlap
           ? "skipped: occurrence " + OccurrenceId(r.id, r.last_fired_ms.value_or(0)) +
                 " was still running (overlap \"" + std::string(PolicyName(r.overlap)) + "\")"
-          : "skipped: missed by more than catch_up_window_ms or superseded by a later time "
-            "(catch_up \"" + std::string(PolicyName(r.catch_up)) + "\")";
+          : "skipped: its time was missed (the server or its shard's owner was down, or the "
+            "schedule paused, or more than catch_up_window_ms ago; catch_up \"" +
+                std::string(PolicyName(r.catch_up)) + "\")";
   txn_.Put(before, skipped);
   return Claimed::kSkipped;
 }

@@ -156,11 +156,12 @@ class OccurrencePlanning {
     kSkipped,          // written as cancelled ("skipped: ..."): do not deliver
     kBuffered,         // erased until the running occurrence finishes: do not deliver
   };
-  // `before` (pending, no attempt yet) is claimed for its first attempt:
-  // plans its schedule. On kSkipped and kBuffered the timer is written here
-  // and the caller must not Put its claim. An occurrence whose schedule is
-  // gone is skipped ("the schedule was deleted").
-  Result<Claimed> Claim(const TimerRecord& before);
+  // `before` (pending, no attempt yet) is claimed for its first attempt by
+  // a node that began firing its shard at `owned_since` (wall ms): plans
+  // its schedule. On kSkipped and kBuffered the timer is written here and
+  // the caller must not Put its claim. An occurrence whose schedule is gone
+  // is skipped ("the schedule was deleted").
+  Result<Claimed> Claim(const TimerRecord& before, std::int64_t owned_since);
 
   // `after` (an occurrence) will not be attempted again (delivered, failed,
   // cancelled; `fired`: it had been claimed).
