@@ -6,7 +6,8 @@
 #                           headless Chromium too), then the
 #                           sanitizer builds (ASan+UBSan, TSan) and a short
 #                           run of every fuzz target
-#   make bench [QUICK=1]    benchmarks against peers; regenerates docs
+#   make bench [QUICK=1]    benchmarks against peers (the library, and cron's
+#                           NextAfter against croniter); regenerates docs
 #   make bench-server [QUICK=1] [CLUSTER_ONLY=1 | ONLY=creates]  tickwheel
 #                           serve (embedded, and a cluster of 1 and 3 nodes)
 #                           against PostgreSQL + SKIP LOCKED, creates beside a
@@ -118,12 +119,14 @@ fuzz-test: fuzz-build
 	  --output-on-failure -j $(JOBS) --timeout 600
 	@cat $(FUZZ_BUILD)/fuzz-logs/summary.txt
 
-# Core (Wheel against peers: bench/core/report.py) and runtime (Cache,
-# executors: bench/runtime/report.py); each rewrites its region of
+# Core (Wheel against peers: bench/core/report.py), runtime (Cache,
+# executors: bench/runtime/report.py) and schedules (NextAfter against
+# croniter: bench/schedule/report.py); each rewrites its region of
 # docs/performance.md. QUICK=1: sizes up to 1M, one repetition.
 bench: build
 	/usr/bin/python3 bench/core/report.py --build $(BUILD) $(if $(QUICK),--quick)
 	/usr/bin/python3 bench/runtime/report.py --build $(BUILD) $(if $(QUICK),--quick)
+	/usr/bin/python3 bench/schedule/report.py --build $(BUILD) $(if $(QUICK),--quick)
 
 bench-server: configure
 	@cmake --build $(BUILD) -j $(JOBS) --target tickwheel_app server_bench

@@ -1,44 +1,14 @@
 #include "schedule/recurrence.h"
 
-#include <cstdio>
 #include <limits>
 
-#include <date/date.h>
+#include "schedule/cron_recurrence.h"
+#include "schedule/rfc3339.h"
 
 namespace tickwheel::server {
 namespace {
 
 constexpr std::int64_t kMaxInt64 = std::numeric_limits<std::int64_t>::max();
-
-// "2026-03-29T01:00:00.250+00:00" for `ms` seen at UTC offset `offset_s`.
-std::string FormatRfc3339(std::int64_t ms, std::int32_t offset_s) {
-  using std::chrono::milliseconds;
-  date::local_time<milliseconds> local{milliseconds(ms) + std::chrono::seconds(offset_s)};
-  date::local_days day = date::floor<date::days>(local);
-  date::year_month_day ymd(day);
-  date::hh_mm_ss<milliseconds> tod(local - day);
-  char buf[64];
-  int year = static_cast<int>(ymd.year());
-  int n = std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02d:%02d:%02d", year,
-                        static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
-                        static_cast<int>(tod.hours().count()),
-                        static_cast<int>(tod.minutes().count()),
-                        static_cast<int>(tod.seconds().count()));
-  std::string out(buf, static_cast<std::size_t>(n));
-  if (tod.subseconds().count() != 0) {
-    std::snprintf(buf, sizeof buf, ".%03d", static_cast<int>(tod.subseconds().count()));
-    out += buf;
-  }
-  std::int32_t abs = offset_s < 0 ? -offset_s : offset_s;
-  n = std::snprintf(buf, sizeof buf, "%c%02d:%02d", offset_s < 0 ? '-' : '+', abs / 3600,
-                    abs / 60 % 60);
-  out.append(buf, static_cast<std::size_t>(n));
-  if (abs % 60 != 0) {  // local mean time before ~1900: keep the seconds
-    n = std::snprintf(buf, sizeof buf, ":%02d", abs % 60);
-    out.append(buf, static_cast<std::size_t>(n));
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -46,10 +16,10 @@ Result<Recurrence> Recurrence::Compile(const RecurrenceSpec& spec) {
   bool has_every = spec.every_ms.has_value();
   bool has_cron = !spec.cron.empty();
   if (has_every == has_cron) {
-    return Status::Invalid(has_every ? "invalid_value" : "missing_field",
-                           has_every ? "give either every_ms or cron, not both"
-                                     : "a schedule needs every_ms or cron",
-                           has_every ? "cron" : "every_ms");
+    return Status::Invalid(
+        has_every ? "invalid_value" : "missing_field",
+        has_every ? "give either every_ms or cron, not both" : "a schedule needs every_ms or cron",
+        has_every ? "cron" : "every_ms");
   }
   Recurrence r;
   r.spec_ = spec;
@@ -71,10 +41,15 @@ Result<Recurrence> Recurrence::Compile(const RecurrenceSpec& spec) {
     return Status::Invalid("invalid_value", "anchor_ms is only for every_ms schedules",
                            "anchor_ms");
   }
-  return Status::Invalid("unsupported", "cron schedules are not built yet", "cron");
+  Result<std::shared_ptr<const internal::CronRecurrence>> cron =
+      internal::CronRecurrence::Compile(spec);
+  if (!cron.ok()) return cron.status();
+  r.cron_ = *std::move(cron);
+  return r;
 }
 
 std::optional<std::int64_t> Recurrence::NextAfter(std::int64_t after_ms) const {
+  if (cron_) return cron_->NextAfter(after_ms);
   // every_ms: the smallest anchor + k * every > after, for any integer k.
   // In unsigned 64-bit arithmetic: the distance between two int64 values
   // always fits, and the sums wrap back to the right int64.
@@ -94,7 +69,8 @@ std::optional<std::int64_t> Recurrence::NextAfter(std::int64_t after_ms) const {
 }
 
 LocalTime Recurrence::Describe(std::int64_t ms) const {
-  return LocalTime{FormatRfc3339(ms, 0), 0, "UTC"};
+  if (cron_) return cron_->Describe(ms);
+  return LocalTime{internal::FormatRfc3339(ms, 0), 0, "UTC"};
 }
 
 std::string_view Recurrence::zone_name() const {
@@ -112,10 +88,9 @@ Result<DstGap> ParseDstGap(std::string_view s) {
 Result<DstOverlap> ParseDstOverlap(std::string_view s) {
   if (s == "first") return DstOverlap::kFirst;
   if (s == "both") return DstOverlap::kBoth;
-  return Status::Invalid("invalid_value",
-                         "dst_overlap must be \"first\" or \"both\", not \"" + std::string(s) +
-                             "\"",
-                         "dst_overlap");
+  return Status::Invalid(
+      "invalid_value", "dst_overlap must be \"first\" or \"both\", not \"" + std::string(s) + "\"",
+      "dst_overlap");
 }
 
 std::string_view ToString(DstGap gap) { return gap == DstGap::kSkip ? "skip" : "shift"; }

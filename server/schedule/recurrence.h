@@ -30,18 +30,18 @@ enum class DstOverlap {
 struct RecurrenceSpec {
   // Exactly one of every_ms (> 0) and cron (non-empty).
   std::optional<std::int64_t> every_ms;
-  std::int64_t anchor_ms = 0;     // every_ms: occurrences at anchor_ms + k * every_ms
-  std::string cron;               // 5 fields, or 6 with seconds first
-  std::string time_zone;          // IANA name; "" means UTC. Only with cron.
+  std::int64_t anchor_ms = 0;  // every_ms: occurrences at anchor_ms + k * every_ms
+  std::string cron;            // 5 fields, or 6 with seconds first
+  std::string time_zone;       // IANA name; "" means UTC. Only with cron.
   DstGap dst_gap = DstGap::kShift;
   DstOverlap dst_overlap = DstOverlap::kFirst;
 };
 
 // One fire time as a person reads it in the schedule's zone.
 struct LocalTime {
-  std::string local;        // "2026-03-29T03:00:00+02:00" (RFC 3339 with offset)
+  std::string local;  // "2026-03-29T03:00:00+02:00" (RFC 3339 with offset)
   std::int32_t utc_offset_s;
-  std::string abbreviation; // "CEST"
+  std::string abbreviation;  // "CEST"
 };
 
 }  // namespace tickwheel::server

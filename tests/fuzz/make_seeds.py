@@ -424,8 +424,69 @@ def server_seeds():
         write('http_request_fuzz', name, data)
 
 
+# --- cron_recurrence_fuzz (cron_recurrence_fuzz.cc) --------------------------
+CRON_ZONES = ['UTC', 'Europe/Berlin', 'America/New_York', 'Australia/Lord_Howe',
+              'Asia/Tokyo', 'Pacific/Chatham', 'America/Havana', 'Antarctica/Troll',
+              'Europe/Dublin', 'Asia/Kathmandu']
+CRON_BASE_MS = 631152000000  # 1990-01-01
+
+
+def cron_input(text, zone='UTC', skip=False, both=False, start_ms=1774000000000, raw=None):
+    """The expression, NUL, zone index, flags, and the start: an instant of
+    1990-2100 (start_ms), or any int64 taken as is (raw)."""
+    flags = (1 if skip else 0) | (2 if both else 0) | (4 if raw is not None else 0)
+    value = raw if raw is not None else start_ms - CRON_BASE_MS
+    return (text.encode() + b'\0' + bytes([CRON_ZONES.index(zone), flags]) +
+            struct.pack('<q', value))
+
+
+def cron_seeds():
+    berlin_gap = 1774746000000 - 1800_000     # 2026-03-29 02:30 CET, 30 min before
+    berlin_overlap = 1792886400000 - 600_000  # 2026-10-25 01:50 CEST
+    new_york_overlap = 1793509200000          # 2026-11-01 01:00 EDT
+    lord_howe_gap = 1791041400000 - 900_000   # 2026-10-04, a quarter before
+    lord_howe_overlap = 1775313000000         # 2026-04-05 01:30 +11
+    for name, data in {
+        'weekdays': cron_input('0 9 * * MON-FRI', 'Europe/Berlin', start_ms=1774000000000),
+        'gap_shift': cron_input('*/10 2 * * *', 'Europe/Berlin', start_ms=berlin_gap),
+        'gap_skip': cron_input('30 2 * * *', 'Europe/Berlin', skip=True, start_ms=berlin_gap),
+        'overlap_first': cron_input('*/5 * * * *', 'Europe/Berlin', start_ms=berlin_overlap),
+        'overlap_both': cron_input('*/5 * * * *', 'Europe/Berlin', both=True,
+                                   start_ms=berlin_overlap),
+        'new_york_both': cron_input('30 1 * * *', 'America/New_York', both=True,
+                                    start_ms=new_york_overlap),
+        'lord_howe_gap': cron_input('*/7 * * * * *', 'Australia/Lord_Howe',
+                                    start_ms=lord_howe_gap),
+        'lord_howe_both': cron_input('0,45 1 * * *', 'Australia/Lord_Howe', both=True,
+                                     start_ms=lord_howe_overlap),
+        'chatham': cron_input('45 2-3 * * *', 'Pacific/Chatham', start_ms=1775300000000),
+        'havana_midnight': cron_input('0 0 * * *', 'America/Havana', start_ms=1772900000000),
+        'troll_two_hours': cron_input('*/20 * * * *', 'Antarctica/Troll', start_ms=1774740000000),
+        'leap_day': cron_input('0 12 29 2 *', 'Asia/Tokyo', start_ms=1709000000000),
+        'fifth_monday_feb': cron_input('0 0 * 2 MON#5', 'UTC', start_ms=2340316800001),
+        'last_friday': cron_input('0 17 * * FRIL', 'Europe/Dublin', start_ms=1790000000000),
+        'nearest_weekday': cron_input('0 8 1W,15W,LW * *', 'Asia/Kathmandu',
+                                      start_ms=1785000000000),
+        'or_rule': cron_input('0 0 13 * FRI', 'UTC', start_ms=1774000000000),
+        'impossible': cron_input('0 0 30 2 *', 'UTC', start_ms=1774000000000),
+        'skip_forever': cron_input('30 2 * 3 SUN#5', 'Europe/Berlin', skip=True,
+                                   start_ms=1767225600000),
+        'macro': cron_input('@hourly', 'Asia/Tokyo', start_ms=1774000000000),
+        'year_9999': cron_input('59 59 23 31 12 *', 'UTC', raw=253402300000000),
+        'int64_min': cron_input('* * * * * *', 'UTC', raw=I64_MIN),
+        'int64_max': cron_input('* * * * *', 'Pacific/Chatham', raw=I64_MAX),
+        'bad_day_of_week': cron_input('0 0 * * 8'),
+        'bad_range': cron_input('0 20-5 * * *'),
+        'bad_names': cron_input('0 0 * MON JAN'),
+        'four_fields': cron_input('* * * *'),
+        'empty': b'',
+    }.items():
+        write('cron_recurrence_fuzz', name, data)
+
+
 if __name__ == '__main__':
     wheel_seeds()
     timing_wheel_seeds()
     timer_service_seeds()
     server_seeds()
+    cron_seeds()
