@@ -8,7 +8,7 @@
 #include <iterator>
 #include <limits>
 
-namespace tickwheel::server::internal {
+namespace tickwheel::server::recurrence_internal {
 namespace {
 
 constexpr std::int64_t kDay = 86400;
@@ -224,4 +224,4 @@ std::string ReadTzifFooter(const std::string& path) {
   return bytes.substr(start + 1, bytes.size() - start - 2);
 }
 
-}  // namespace tickwheel::server::internal
+}  // namespace tickwheel::server::recurrence_internal

@@ -44,13 +44,9 @@ struct LocalTime {
   std::string abbreviation;  // "CEST"
 };
 
-}  // namespace tickwheel::server
-
-namespace tickwheel::internal {
+namespace recurrence_internal {
 class CronRecurrence;  // cron_recurrence.h
-}  // namespace tickwheel::internal
-
-namespace tickwheel::server {
+}
 
 // Recurrence: when a schedule fires. Pure computation: no store, no clock.
 //
@@ -95,7 +91,7 @@ class Recurrence {
   Recurrence() = default;
 
   RecurrenceSpec spec_;
-  std::shared_ptr<const internal::CronRecurrence> cron_;  // null for every_ms
+  std::shared_ptr<const recurrence_internal::CronRecurrence> cron_;  // null for every_ms
 };
 
 // "shift"/"skip", "first"/"both" <-> the enums; kInvalidArgument otherwise

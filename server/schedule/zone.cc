@@ -10,7 +10,7 @@
 #include "schedule/cron_search.h"  // kMinLocalSeconds, kMaxLocalSeconds
 #include "tickwheel/internal/mutex.h"
 
-namespace tickwheel::server::internal {
+namespace tickwheel::server::recurrence_internal {
 namespace {
 
 // More than any UTC offset ever used (local mean times reached +-15:56).
@@ -142,4 +142,4 @@ Zone::Resolved Zone::Resolve(std::int64_t local_s) const {
   return {Resolved::Kind::kGap, end, end};
 }
 
-}  // namespace tickwheel::server::internal
+}  // namespace tickwheel::server::recurrence_internal

@@ -436,3 +436,125 @@ TEST(OccurrenceIdTest, OnlyTheCanonicalFormIsAnOccurrence) {
 
 }  // namespace
 }  // namespace tickwheel::server
+
+namespace tickwheel::server {
+namespace {
+
+// Unix ms of a UTC date and hour.
+std::int64_t Utc(int y, int m, int d, int hour = 0) {
+  // days_from_civil (H. Hinnant's algorithm)
+  y -= m <= 2;
+  const int era = (y >= 0 ? y : y - 399) / 400;
+  const unsigned yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + static_cast<unsigned>(d) - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  const std::int64_t days = static_cast<std::int64_t>(era) * 146097 + static_cast<std::int64_t>(doe) - 719468;
+  return (days * 24 + hour) * 3'600'000;
+}
+
+ScheduleRecord Cron(const std::string& cron, const std::string& zone,
+                    DstGap gap = DstGap::kShift, DstOverlap overlap = DstOverlap::kFirst) {
+  ScheduleRecord r;
+  r.id = "c";
+  r.spec.cron = cron;
+  r.spec.time_zone = zone;
+  r.spec.dst_gap = gap;
+  r.spec.dst_overlap = overlap;
+  return r;
+}
+
+// Runs a schedule from `from` (UTC ms), claiming each planned occurrence
+// at its time, `n` times: the local times (in its zone) of what fired.
+std::vector<std::string> Fired(ScheduleRecord r, std::int64_t from, int n,
+                               std::uint64_t* dst_skips = nullptr) {
+  Harness h(std::move(r), from);
+  std::vector<std::string> out;
+  for (int i = 0; i < n && h.record.next_ms; ++i) {
+    const std::int64_t t = *h.record.next_ms;
+    EXPECT_EQ(h.Claim(t, t), Fate::kFire);
+    out.push_back(h.timeline.recurrence().Describe(t).local);
+  }
+  if (dst_skips) *dst_skips = h.record.counts.skipped_dst;
+  return out;
+}
+
+using Locals = std::vector<std::string>;
+
+TEST(SchedulePlannerDstTest, BerlinSpringGapShiftsOrSkipsAndTheAutumnOverlapFiresOnceOrTwice) {
+  std::uint64_t skips = 0;
+  EXPECT_EQ(Fired(Cron("30 2 * * *", "Europe/Berlin"), Utc(2027, 3, 27), 3, &skips),
+            (Locals{"2027-03-27T02:30:00+01:00", "2027-03-28T03:00:00+02:00",
+                    "2027-03-29T02:30:00+02:00"}));
+  EXPECT_EQ(skips, 0u);
+  EXPECT_EQ(Fired(Cron("30 2 * * *", "Europe/Berlin", DstGap::kSkip), Utc(2027, 3, 27), 2, &skips),
+            (Locals{"2027-03-27T02:30:00+01:00", "2027-03-29T02:30:00+02:00"}));
+  EXPECT_EQ(skips, 1u);
+  EXPECT_EQ(Fired(Cron("30 2 * * *", "Europe/Berlin"), Utc(2027, 10, 30), 3),
+            (Locals{"2027-10-30T02:30:00+02:00", "2027-10-31T02:30:00+02:00",
+                    "2027-11-01T02:30:00+01:00"}));
+  EXPECT_EQ(Fired(Cron("30 2 * * *", "Europe/Berlin", DstGap::kShift, DstOverlap::kBoth),
+                  Utc(2027, 10, 30), 4),
+            (Locals{"2027-10-30T02:30:00+02:00", "2027-10-31T02:30:00+02:00",
+                    "2027-10-31T02:30:00+01:00", "2027-11-01T02:30:00+01:00"}));
+}
+
+TEST(SchedulePlannerDstTest, NewYorkAcrossBothChanges) {
+  std::uint64_t skips = 0;
+  EXPECT_EQ(Fired(Cron("30 2 * * *", "America/New_York"), Utc(2027, 3, 13, 12), 2),
+            (Locals{"2027-03-14T03:00:00-04:00", "2027-03-15T02:30:00-04:00"}));
+  EXPECT_EQ(Fired(Cron("30 2 * * *", "America/New_York", DstGap::kSkip), Utc(2027, 3, 13, 12), 1,
+                  &skips),
+            (Locals{"2027-03-15T02:30:00-04:00"}));
+  EXPECT_EQ(skips, 1u);
+  EXPECT_EQ(Fired(Cron("30 1 * * *", "America/New_York", DstGap::kShift, DstOverlap::kBoth),
+                  Utc(2027, 11, 6, 12), 3),
+            (Locals{"2027-11-07T01:30:00-04:00", "2027-11-07T01:30:00-05:00",
+                    "2027-11-08T01:30:00-05:00"}));
+  EXPECT_EQ(Fired(Cron("30 1 * * *", "America/New_York"), Utc(2027, 11, 6, 12), 2),
+            (Locals{"2027-11-07T01:30:00-04:00", "2027-11-08T01:30:00-05:00"}));
+}
+
+TEST(SchedulePlannerDstTest, LordHoweShiftsByHalfAnHour) {
+  std::uint64_t skips = 0;
+  // October 3, 2027: 02:00 -> 02:30 (+10:30 -> +11:00).
+  EXPECT_EQ(Fired(Cron("15 2 * * *", "Australia/Lord_Howe"), Utc(2027, 10, 1, 12), 3),
+            (Locals{"2027-10-02T02:15:00+10:30", "2027-10-03T02:30:00+11:00",
+                    "2027-10-04T02:15:00+11:00"}));
+  EXPECT_EQ(Fired(Cron("15 2 * * *", "Australia/Lord_Howe", DstGap::kSkip), Utc(2027, 10, 1, 12),
+                  2, &skips),
+            (Locals{"2027-10-02T02:15:00+10:30", "2027-10-04T02:15:00+11:00"}));
+  EXPECT_EQ(skips, 1u);
+  // April 4, 2027: 02:00 -> 01:30: 01:45 happens twice, 30 minutes apart.
+  EXPECT_EQ(Fired(Cron("45 1 * * *", "Australia/Lord_Howe", DstGap::kShift, DstOverlap::kBoth),
+                  Utc(2027, 4, 2, 18), 3),
+            (Locals{"2027-04-04T01:45:00+11:00", "2027-04-04T01:45:00+10:30",
+                    "2027-04-05T01:45:00+10:30"}));
+}
+
+TEST(SchedulePlannerDstTest, AZoneWithoutDstFiresEveryDayAtTheSameOffset) {
+  std::uint64_t skips = 0;
+  const Locals fired = Fired(Cron("30 2 * * *", "Asia/Tokyo", DstGap::kSkip, DstOverlap::kBoth),
+                             Utc(2027, 3, 1), 60, &skips);
+  ASSERT_EQ(fired.size(), 60u);
+  for (const std::string& t : fired) EXPECT_EQ(t.substr(10), "T02:30:00+09:00") << t;
+  EXPECT_EQ(skips, 0u);
+}
+
+TEST(SchedulePlannerDstTest, ALeapDayScheduleWaitsForTheNextLeapYear) {
+  EXPECT_EQ(Fired(Cron("0 12 29 2 *", "Europe/Berlin"), Utc(2027, 1, 1), 2),
+            (Locals{"2028-02-29T12:00:00+01:00", "2032-02-29T12:00:00+01:00"}));
+  // And one that never matches ends at once.
+  Harness never(Cron("0 0 30 2 *", ""), Utc(2027, 1, 1));
+  EXPECT_EQ(never.record.state, ScheduleState::kEnded);
+  EXPECT_EQ(never.record.end_reason, EndReason::kNoMoreTimes);
+}
+
+TEST(SchedulePlannerDstTest, TheZoneIsTheSchedulesNotTheServers) {
+  // Whatever TZ the process runs in, 09:00 Berlin is 08:00 UTC in winter.
+  Harness h(Cron("0 9 * * MON-FRI", "Europe/Berlin"), Utc(2027, 1, 11));  // a Monday
+  EXPECT_EQ(h.record.next_ms, Utc(2027, 1, 11, 8));
+  EXPECT_EQ(UpcomingTimes(h.record, h.timeline, Utc(2027, 1, 11), 6).back(), Utc(2027, 1, 18, 8));
+}
+
+}  // namespace
+}  // namespace tickwheel::server
