@@ -36,6 +36,10 @@ Status ValidateId(std::string_view id, std::string_view field);
 // ("<schedule id>@<time>": timer/occurrence_id.h).
 Status ValidateTimerPathId(std::string_view id);
 
+// " (did you mean \"delay_ms\"?)" when `key` is within a small edit
+// distance of one of `known` (a typo such as "dealy_ms"); "" otherwise.
+std::string SuggestField(std::string_view key, std::initializer_list<std::string_view> known);
+
 // What a timer (or each occurrence of a schedule) delivers: "target" (with
 // its headers; required unless !target_required), "retry" and "payload" of
 // `obj`, into `spec`; `prefix` prefixes field names in errors.

@@ -11,10 +11,8 @@ namespace {
 // Local times are those of the years 0001-9999; instants within a day of
 // those ends may read inside them or not, depending on the zone. NextAfter
 // starts no earlier than kMinInstant, and finds nothing after kMaxInstant.
-constexpr std::int64_t kMinInstant = kMinLocalSeconds + 26 * 3600;
-constexpr std::int64_t kMaxInstant = kMaxLocalSeconds + 26 * 3600;
-// More than any UTC offset, and so than any gap or overlap.
-constexpr std::int64_t kMaxOffsetSpan = 26 * 3600;
+constexpr std::int64_t kMinInstant = kMinLocalSeconds + kMaxOffsetSpan;
+constexpr std::int64_t kMaxInstant = kMaxLocalSeconds + kMaxOffsetSpan;
 
 std::int64_t FloorDiv(std::int64_t a, std::int64_t b) {
   return a / b - ((a % b != 0) && ((a < 0) != (b < 0)) ? 1 : 0);

@@ -125,7 +125,6 @@ Result<ScheduleRecord> DecodeSchedule(const ScheduleRow& row) {
                            ", which this server does not know (written by a newer tickwheel? "
                            "upgrade this one); it is left untouched");
   }
-  std::optional<std::int64_t> max;
   std::uint16_t headers = 0;
   std::uint32_t catch_ups = 0;
   bool ok = ReadEnum(in, r.state, 3) && in.Optional(r.spec.every_ms) &&

@@ -13,9 +13,6 @@
 namespace tickwheel::server::recurrence_internal {
 namespace {
 
-// More than any UTC offset ever used (local mean times reached +-15:56).
-constexpr std::int64_t kMaxOffsetSpan = 26 * 3600;
-
 char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 
 bool EqualsIgnoringCase(std::string_view a, std::string_view b) {

@@ -26,6 +26,10 @@ namespace tickwheel::server::recurrence_internal {
 // Where Debian's libdate-tz (USE_OS_TZDB) reads the zones, and Zone their
 // footers.
 inline constexpr const char* kZoneDirectory = "/usr/share/zoneinfo/";
+// More than any UTC offset ever used (local mean times reached +-15:56),
+// and so more than any gap or overlap: an instant and its local reading
+// are less than this apart.
+inline constexpr std::int64_t kMaxOffsetSpan = 26 * 3600;
 
 // Thread safety: immutable; shared by every Recurrence in its zone.
 // Cost: At and Resolve are a binary search in the zone's transitions

@@ -82,6 +82,7 @@ class Server {
   std::unique_ptr<NotificationListener> notifications_;  // cluster mode
   std::vector<std::thread> http_threads_;
   bool drained_ = false;
+  bool started_ = false;  // Start got to the end: Drain has something to stop
 };
 
 }  // namespace tickwheel::server

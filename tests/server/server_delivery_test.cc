@@ -229,7 +229,7 @@ TEST(ServerRetentionTest, DeliveredTimersAreDeletedAfterTheRetention) {
   }
   EXPECT_EQ(status, 404);
   EXPECT_EQ(State(Call(client, "GET", "/v1/timers/dead")), "failed");
-  EXPECT_EQ(Metric(client, "tickwheel_timers_delivered"), 0);
+  EXPECT_EQ(Metric(client, "tickwheel_timers{state=\"delivered\"}"), 0);
   EXPECT_EQ(server.Terminate(), 0);
 }
 

@@ -264,10 +264,10 @@ TEST(ServerFaultsTest, MisbehavingReceiversEndInDeadLettersWithBoundedFilesAndMe
     ASSERT_EQ(Call(client, "POST", "/v1/timers:batch", body + "]}").status, 201);
     // Every timer so far becomes a dead letter (bounded wait).
     const double expected = static_cast<double>(ids.size());
-    for (int i = 0; i < 1500 && Metric(client, "tickwheel_timers_dead_letters") < expected; ++i) {
+    for (int i = 0; i < 1500 && Metric(client, "tickwheel_timers{state=\"failed\"}") < expected; ++i) {
       std::this_thread::sleep_for(milliseconds(20));
     }
-    ASSERT_EQ(Metric(client, "tickwheel_timers_dead_letters"), expected) << server.log();
+    ASSERT_EQ(Metric(client, "tickwheel_timers{state=\"failed\"}"), expected) << server.log();
     after_round.push_back(ReadProcessStats(server.pid()));
   }
 

@@ -1,98 +1,24 @@
-#include "server_commands.h"
-
+// `tickwheel serve`: the durable timer server (server/serve/).
 #include <CLI/CLI.hpp>
-#include <boost/json.hpp>
-#include <cctype>
-#include <cstdio>
-#include <cstdlib>
-#include <ctime>
-#include <fstream>
-#include <iostream>
+#include <map>
 #include <memory>
 
-#include "cli/blocking_http_client.h"
-#include "client_command.h"
+#include "client.h"
+#include "commands.h"
 #include "duration_flag.h"
-#include "schedule_commands.h"
 #include "serve/serve.h"
 
 namespace tickwheel::app {
 
-namespace json = boost::json;
-using server::BlockingHttpClient;
-using server::HttpCallResult;
-
 namespace {
 
-std::string Target(const json::object& t) {
-  const json::object& target = t.at("target").as_object();
-  return target.contains("nats") ? "nats:" + Str(target, "nats") : Str(target, "url");
+std::chrono::milliseconds Ms(const std::string& text) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(*ParseDuration(text));
 }
 
-// One timer, for people.
-void PrintTimer(const json::object& t) {
-  std::printf("id:         %s\n", Str(t, "id").c_str());
-  std::printf("state:      %s\n", Str(t, "state").c_str());
-  std::printf("fire at:    %s\n", FormatTime(t.at("fire_at_ms").as_int64()).c_str());
-  if (t.contains("next_attempt_ms") && t.at("attempts").as_int64() > 0) {
-    std::printf("next try:   %s\n", FormatTime(t.at("next_attempt_ms").as_int64()).c_str());
-  }
-  std::printf("attempts:   %lld of %s\n", static_cast<long long>(t.at("attempts").as_int64()),
-              Str(t.at("retry").as_object(), "max_attempts").c_str());
-  std::printf("target:     %s\n", Target(t).c_str());
-  std::printf("payload:    %s\n", Str(t, "payload").c_str());
-  if (t.contains("last_error")) std::printf("last error: %s\n", Str(t, "last_error").c_str());
-  if (const json::value* log = t.if_contains("attempt_log"); log && log->is_array()) {
-    const bool nats = t.at("target").as_object().contains("nats");
-    const json::array& entries = log->as_array();
-    std::printf("last %zu attempt%s:\n", entries.size(), entries.size() == 1 ? "" : "s");
-    for (const json::value& v : entries) {
-      const json::object& a = v.as_object();
-      std::string outcome;
-      if (a.contains("status")) outcome = "HTTP " + Str(a, "status");
-      if (a.contains("error")) {
-        if (!a.contains("status")) outcome = Str(a, "error");
-      } else if (!a.contains("status")) {
-        outcome = nats ? "acknowledged by JetStream" : "delivered";
-      }
-      std::printf("  %s  %6s ms  %s\n",
-                  FormatTime(a.at("started_ms").as_int64()).substr(0, 23).c_str(),
-                  Str(a, "duration_ms").c_str(), outcome.c_str());
-    }
-  }
-}
+}  // namespace
 
-// Timers as a table, for people.
-void PrintTable(const json::object& body) {
-  std::printf("%-34s %-10s %-24s %-8s %s\n", "ID", "STATE", "DUE (UTC)", "ATTEMPTS",
-              "TARGET / LAST ERROR");
-  for (const json::value& v : body.at("timers").as_array()) {
-    const json::object& t = v.as_object();
-    const std::int64_t due = t.contains("next_attempt_ms") ? t.at("next_attempt_ms").as_int64()
-                                                           : t.at("fire_at_ms").as_int64();
-    std::string when = FormatTime(due).substr(0, 23);
-    std::string last = t.contains("last_error") ? "  (" + Str(t, "last_error") + ")" : "";
-    std::printf("%-34s %-10s %-24s %-8s %s%s\n", Str(t, "id").c_str(), Str(t, "state").c_str(),
-                when.c_str(), Str(t, "attempts").c_str(), Target(t).c_str(), last.c_str());
-  }
-  if (body.contains("next_after")) {
-    std::printf("(more: --after %s)\n", Str(body, "next_after").c_str());
-  }
-}
-
-enum class Output { kJson, kTimer, kTable };
-
-int Report(const HttpCallResult& r, Output output = Output::kJson) {
-  return ReportAnswer(r, output == Output::kJson, [output](const json::object& body) {
-    if (output == Output::kTimer) {
-      PrintTimer(body);
-    } else {
-      PrintTable(body);
-    }
-  });
-}
-
-void AddServe(CLI::App& app, int& exit_code) {
+void RegisterServeCommand(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<server::ServeOptions>();
   auto flags = std::make_shared<std::map<std::string, std::string>>(
       std::map<std::string, std::string>{{"window", "60s"},
@@ -225,120 +151,6 @@ void AddServe(CLI::App& app, int& exit_code) {
     }
     exit_code = server::RunServe(*options);
   });
-}
-
-void AddClientCommands(CLI::App& app, int& exit_code) {
-  auto common = std::make_shared<ClientFlags>();
-  auto server_flag = [common](CLI::App* cmd) { AddClientFlags(*cmd, *common); };
-
-  struct AddFlags {
-    std::string in, url, nats, payload, id;
-    std::int64_t at = -1;
-    int max_attempts = 0;
-  };
-  auto add = std::make_shared<AddFlags>();
-  CLI::App* add_cmd = app.add_subcommand("add", "Create a timer on a server");
-  server_flag(add_cmd);
-  auto* in_opt = add_cmd->add_option("--in", add->in, "fire after this long (e.g. 30s)")
-                     ->check(DurationCheck());
-  add_cmd->add_option("--at", add->at, "fire at this Unix time in ms")->excludes(in_opt);
-  auto* url_opt = add_cmd->add_option("--url", add->url, "webhook to POST to");
-  add_cmd->add_option("--nats", add->nats, "JetStream subject to publish to (instead of --url)")
-      ->excludes(url_opt);
-  add_cmd->add_option("--payload", add->payload, "JSON payload");
-  add_cmd->add_option("--id", add->id, "the timer's id (default: generated)");
-  add_cmd->add_option("--max-attempts", add->max_attempts, "delivery attempts")
-      ->check(CLI::Range(1, 100));
-  add_cmd->callback([add, common, &exit_code] {
-    json::object body;
-    if (!add->id.empty()) body["id"] = add->id;
-    if (add->at >= 0) {
-      body["fire_at_ms"] = add->at;
-    } else {
-      body["delay_ms"] = add->in.empty() ? 0 : Ms(add->in).count();
-    }
-    if (add->url.empty() && add->nats.empty()) {
-      std::fprintf(stderr, "tickwheel: give --url or --nats\n");
-      exit_code = 2;
-      return;
-    }
-    json::object target;
-    if (!add->nats.empty()) {
-      target["nats"] = add->nats;
-    } else {
-      target["url"] = add->url;
-    }
-    body["target"] = std::move(target);
-    if (!add->payload.empty()) {
-      boost::system::error_code ec;
-      json::value payload = json::parse(add->payload, ec);
-      if (ec) {
-        std::fprintf(stderr, "tickwheel: --payload is not valid JSON: %s\n",
-                     ec.message().c_str());
-        exit_code = 2;
-        return;
-      }
-      body["payload"] = std::move(payload);
-    }
-    if (add->max_attempts > 0) body["retry"] = json::object{{"max_attempts", add->max_attempts}};
-    auto client = common->Client();
-    if (!client) return void(exit_code = 2);
-    exit_code = Report(client->Call("POST", "/v1/timers", json::serialize(body)),
-                       common->json ? Output::kJson : Output::kTimer);
-  });
-
-  auto id = std::make_shared<std::string>();
-  CLI::App* get_cmd = app.add_subcommand("get", "Show a timer");
-  server_flag(get_cmd);
-  get_cmd->add_option("id", *id, "the timer's id")->required();
-  get_cmd->callback([id, common, &exit_code] {
-    auto client = common->Client();
-    if (!client) return void(exit_code = 2);
-    exit_code = Report(client->Call("GET", "/v1/timers/" + *id),
-                       common->json ? Output::kJson : Output::kTimer);
-  });
-
-  auto cancel_id = std::make_shared<std::string>();
-  CLI::App* cancel_cmd = app.add_subcommand("cancel", "Cancel a pending timer");
-  server_flag(cancel_cmd);
-  cancel_cmd->add_option("id", *cancel_id, "the timer's id")->required();
-  cancel_cmd->callback([cancel_id, common, &exit_code] {
-    auto client = common->Client();
-    if (!client) return void(exit_code = 2);
-    exit_code = Report(client->Call("DELETE", "/v1/timers/" + *cancel_id),
-                       common->json ? Output::kJson : Output::kTimer);
-  });
-
-  struct LsFlags {
-    std::string state = "pending";
-    int limit = 100;
-    std::string after;
-  };
-  auto ls = std::make_shared<LsFlags>();
-  CLI::App* ls_cmd = app.add_subcommand("ls", "List timers in a state");
-  server_flag(ls_cmd);
-  ls_cmd->add_option("--state", ls->state, "pending, delivering, delivered, failed, cancelled")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"pending", "delivering", "delivered", "failed", "cancelled"}));
-  ls_cmd->add_option("--limit", ls->limit, "at most this many")
-      ->capture_default_str()->check(CLI::Range(1, 1000));
-  ls_cmd->add_option("--after", ls->after, "start after this id (paging)");
-  ls_cmd->callback([ls, common, &exit_code] {
-    auto client = common->Client();
-    if (!client) return void(exit_code = 2);
-    exit_code = Report(client->Call("GET", "/v1/timers?state=" + ls->state + "&limit=" +
-                                              std::to_string(ls->limit) +
-                                              (ls->after.empty() ? "" : "&after=" + ls->after)),
-                       common->json ? Output::kJson : Output::kTable);
-  });
-}
-
-}  // namespace
-
-void RegisterServerCommands(CLI::App& app, int& exit_code) {
-  AddServe(app, exit_code);
-  AddClientCommands(app, exit_code);
-  AddScheduleCommands(app, exit_code);
 }
 
 }  // namespace tickwheel::app
