@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tickwheel: the two commands are `make run` and `make test`.
 #   make run [ARGS="..."]   install what is missing, build (Release), run
 #                           `tickwheel serve` on 127.0.0.1:8080 with ./data

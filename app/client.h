@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every client command shares: the flags that say which server and
 // with which token (--server, --token-file, --ca-file, --json), the paths
 // of timers (ids checked as the server checks them, then percent-encoded),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `tickwheel` commands. Each group of subcommands lives in its own file
 // and registers itself with CLI11 through one function declared here;
 // main.cc calls each of them (in the order `tickwheel --help` lists them).

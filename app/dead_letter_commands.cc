@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `tickwheel dead-letters retry|delete`: the bulk actions on failed timers
 // (POST /v1/timers:retry-failed and :delete-failed). Each first asks the
 // server for a dry run and prints how many timers match; it acts only with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Durations on the command line: "30s", "250ms", "1.5h", "1h30m", "0".
 #ifndef TICKWHEEL_APP_DURATION_FLAG_H_
 #define TICKWHEEL_APP_DURATION_FLAG_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The exit codes of every `tickwheel` command, one set for all of them
 // (docs/cli.md lists them; scripts may rely on them).
 #ifndef TICKWHEEL_APP_EXIT_CODES_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `tickwheel stats` and `tickwheel whoami`: what the server holds, and who
 // the token is (GET /v1/stats, GET /v1/whoami).
 #include <CLI/CLI.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tickwheel executable: one command per job (`tickwheel --help`). Each
 // group of commands registers itself (commands.h); this file parses the
 // command line and maps every outcome to one documented set of exit codes

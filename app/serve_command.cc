@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `tickwheel serve`: the durable timer server (server/serve/).
 #include <CLI/CLI.hpp>
 #include <map>

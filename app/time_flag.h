@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Points in time on the command line (--at): RFC 3339, as printed by
 // `date -u +%FT%TZ` and by `tickwheel get`.
 #ifndef TICKWHEEL_APP_TIME_FLAG_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The client commands on single timers and lists of them: add, get,
 // reschedule, cancel, retry, ls (docs/cli.md).
 #include <CLI/CLI.hpp>

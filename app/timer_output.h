@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Timers and other answers printed for people (the commands' default;
 // --json prints the server's JSON as is). Times are RFC 3339 in UTC, with
 // the Z, everywhere.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Installing `tickwheel` as a service, and the Debian package of it.
 #
 # `cmake --install build [--prefix P]` installs, besides the library, its

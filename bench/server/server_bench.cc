@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // make bench-server: tickwheel serve against a PostgreSQL table polled with
 // SKIP LOCKED, measured the same way on the same machine. Prints one JSON
 // object (for bench/server/report.py) on stdout and progress on stderr.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // soak: `tickwheel serve` under continuous load and chaos for a while, then
 // the verdict (make soak; docs/reliability.md).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // idle_timeouts: TimingWheel closing connections that stay silent too long.
 // Each heartbeat pushes the connection's timeout back (MoveTimer, O(1));
 // a connection that stops sending is closed `--timeout-ms` after its last

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // retry_later: TimerService running a job with retries and a repeat. A
 // flaky job is retried after a backoff that doubles (After), a health
 // check runs every period at a fixed rate (Every), and both stop when the

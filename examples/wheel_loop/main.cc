@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // wheel_loop: Wheel<T> in a hand-written event loop. The loop owns its
 // timers (request deadlines here) and never ticks: it sleeps until
 // NextDeadline(), then Advance()s to the time it woke up. Work arrives on a

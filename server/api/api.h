@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Api: the HTTP interface of `tickwheel serve` (docs/server.md): checks
 // who is asking (api/auth.h) and routes each request to its handler.
 #ifndef TICKWHEEL_SERVER_API_API_H_

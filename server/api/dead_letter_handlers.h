@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bulk operations on dead letters (the console's "retry all" and
 // "delete all"): POST /v1/timers:retry-failed and /v1/timers:delete-failed.
 #ifndef TICKWHEEL_SERVER_API_DEAD_LETTER_HANDLERS_H_

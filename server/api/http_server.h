@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HttpServer: HTTP/1.1 on Boost.Beast with keep-alive, timeouts, and limits
 // on connections, request sizes and the memory requests hold; each request
 // is handed to a coroutine handler.

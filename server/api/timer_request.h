@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Parsing and validating the API's request bodies and path parameters.
 #ifndef TICKWHEEL_SERVER_API_TIMER_REQUEST_H_
 #define TICKWHEEL_SERVER_API_TIMER_REQUEST_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The server's counters and histograms, and their Prometheus text form.
 #ifndef TICKWHEEL_SERVER_COMMON_METRICS_H_
 #define TICKWHEEL_SERVER_COMMON_METRICS_H_

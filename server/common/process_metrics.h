@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The process_* metrics every Prometheus client library exports (the
 // names and units of the Go and Python clients), read from /proc/self.
 #ifndef TICKWHEEL_SERVER_COMMON_PROCESS_METRICS_H_

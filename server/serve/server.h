@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Server: the parts of `tickwheel serve` wired together: store, scheduler,
 // dispatcher and delivery, API and HTTP server, retention.
 #ifndef TICKWHEEL_SERVER_SERVE_SERVER_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "store/rocksdb_timer_store.h"
 
 #include <rocksdb/db.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs tickwheel from build dir $1 into a temporary prefix (as
 # `cmake --install build --prefix P` does for a user), checks what the
 # install holds (the executable, the systemd unit pointing at it, the man

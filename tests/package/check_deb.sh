@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the Debian package from build dir $1 (as `make package` does) and
 # checks it without installing it on this machine:
 #   - lintian finds no error in it;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The client commands of build/tickwheel against a real server: every
 // command, the flags of docs/cli.md, the refusals (with exit code 2 and
 // nothing sent) and the one set of exit codes.

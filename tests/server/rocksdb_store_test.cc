@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The embedded store (RocksDB on a temporary directory) and retention.
 #include <gtest/gtest.h>
 #include <rocksdb/db.h>

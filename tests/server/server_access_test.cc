@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // API access of the real `tickwheel serve`: bearer tokens on every /v1
 // route (none, wrong, read, admin), /healthz and /metrics, the API over
 // TLS, target header values redacted unless an admin token asks, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HTTP API of the real `tickwheel serve` on loopback: every route, the
 // idempotency rules, and bad input answered 4xx with nothing stored.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Delivery by the real `tickwheel serve` to a real HTTP receiver: on time
 // and never early, exactly once without crashes, retries with backoff,
 // dead letters and their retry, a stable Idempotency-Key.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Faults outside the server, through the real `tickwheel serve`: its data
 // directory on a small filesystem that fills up and then frees space, and
 // receivers that never answer, answer too slowly, reset the connection or

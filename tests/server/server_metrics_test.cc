@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // /metrics of the real `tickwheel serve`, embedded and as a cluster node:
 // Prometheus' own linter (promtool check metrics) finds nothing to say about
 // it, every family it exports is in docs/server.md's Metrics table and every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Crashes and restarts of the real `tickwheel serve`: SIGKILL while timers
 // are firing and being created, a restart with a large backlog, and the
 // SIGTERM drain.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Request decoding: bodies, ids, query strings, digests.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dead letters: the failed timers with their last error, one retry each,
 // and bulk retry or delete of all that match a filter, the count shown
 // before confirming (POST /v1/timers:retry-failed, :delete-failed).
