@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `tickwheel schedule add|ls|get|pause|resume|trigger|backfill|rm`: the
 // recurring schedules of a server (docs/schedules.md, docs/cli.md).
 #include <CLI/CLI.hpp>

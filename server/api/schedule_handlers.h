@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The handlers of /v1/schedules (docs/schedules.md): each parses its
 // request and runs one schedule operation (schedule/schedule_service.h) in
 // one store write, and answers once it is durable.

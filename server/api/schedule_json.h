@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The JSON answers of /v1/schedules.
 #ifndef TICKWHEEL_SERVER_API_SCHEDULE_JSON_H_
 #define TICKWHEEL_SERVER_API_SCHEDULE_JSON_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Parsing and validating the bodies and queries of /v1/schedules
 // (docs/schedules.md has the fields and their limits).
 #ifndef TICKWHEEL_SERVER_API_SCHEDULE_REQUEST_H_

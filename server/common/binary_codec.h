@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Little helpers for the stores' binary record formats: fixed-size values
 // in host byte order and length-prefixed strings (store/record_codec.h,
 // schedule/schedule_record.h).

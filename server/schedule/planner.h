@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Planner: how a schedule's planning moves, as pure functions of its
 // record, its recurrence and the time (no store, no clock), so every policy
 // is tested on a manual clock. The schedule service (schedule_service.h)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A recurring schedule as the stores keep it (as a ScheduleRow, encoded by
 // EncodeSchedule): what it fires and when, its policies, and where its
 // planning stands. How the fields change is in planner.h; the model for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The schedule service: every operation on a schedule as the body of one
 // store mutation, which writes the schedule and the occurrence timers its
 // planning (planner.h) creates or erases in the same atomic write. The

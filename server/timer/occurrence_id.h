@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The id of a schedule's occurrence: "<schedule id>@<nominal fire time, Unix
 // ms>", e.g. "daily-report@1795430400000". Clients cannot create ids with
 // '@' (api/timer_request.h), so an occurrence never collides with a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The planner (server/schedule/planner.h) on a manual clock: pure
 // functions of a schedule's record and the time, so every policy is
 // checked by giving the time.

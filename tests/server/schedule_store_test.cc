@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Schedules in both stores (RocksDB in a temporary directory, PostgreSQL in
 // a throw-away server): kept by id, listed by state and prefix, counted;
 // in their occurrences' shard; read with their occurrences by whoever names

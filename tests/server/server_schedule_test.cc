@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Recurring schedules in the real `tickwheel serve`, on both stores (the
 // embedded RocksDB and a one-node cluster on PostgreSQL): the API, the
 // occurrences a receiver gets (each nominal time once, never early, keyed
