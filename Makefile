@@ -62,9 +62,17 @@ unit-test: build
 
 test: unit-test asan tsan tsa server-asan fuzz-test
 
+# Sanitizer and fuzz builds compile at -O1 with line tables only (-g1): the
+# optimisation ASan recommends, and file:line in every report. Against
+# RelWithDebInfo's -O2 -g this cuts their compile time by about 2.5x (GCC
+# with ASan + UBSan on server/api/api.cc: 65 s against 162 s), which is
+# most of make test's time on 2 cores.
+SAN_BUILD = -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+            -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"
+
 # Sanitizer builds compile the library and its tests (not the benchmarks or
 # the executable) with clang, and run the tests that are labelled for them.
-SAN_ARGS = -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 \
+SAN_ARGS = $(SAN_BUILD) -DCMAKE_CXX_COMPILER=clang++-14 \
            -DTICKWHEEL_BUILD_BENCH=OFF -DTICKWHEEL_BUILD_APP=OFF \
            -DTICKWHEEL_BUILD_EXAMPLES=OFF
 
@@ -82,7 +90,7 @@ tsan: deps
 # The server in a GCC build with ASan + UBSan (clang 14 cannot compile its
 # coroutines with ASan), running every test labelled "server".
 server-asan: deps
-	@cmake -S . -B $(BUILD)-server-asan $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	@cmake -S . -B $(BUILD)-server-asan $(GENERATOR) $(SAN_BUILD) \
 	  -DCMAKE_CXX_COMPILER=g++ -DTICKWHEEL_SANITIZE=address -DTICKWHEEL_BUILD_BENCH=OFF \
 	  -DTICKWHEEL_BUILD_EXAMPLES=OFF >/dev/null
 	@cmake --build $(BUILD)-server-asan -j $(JOBS) --target server_tests
@@ -91,9 +99,10 @@ server-asan: deps
 
 # The server and the executable compiled by clang, which checks the lock
 # annotations (-Wthread-safety -Werror=thread-safety; the library's are
-# checked by the asan and tsan builds).
+# checked by the asan and tsan builds). The check is clang's front end's:
+# -O0 without debug info skips the work nothing here uses (13% less time).
 tsa: deps
-	@cmake -S . -B $(BUILD)-tsa $(GENERATOR) -DCMAKE_BUILD_TYPE=Release \
+	@cmake -S . -B $(BUILD)-tsa $(GENERATOR) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O0 \
 	  -DCMAKE_CXX_COMPILER=clang++-14 -DTICKWHEEL_BUILD_TESTS=OFF -DTICKWHEEL_BUILD_BENCH=OFF \
 	  -DTICKWHEEL_BUILD_EXAMPLES=OFF >/dev/null
 	@cmake --build $(BUILD)-tsa -j $(JOBS) --target tickwheel_app
@@ -107,7 +116,7 @@ FUZZ_BUILD ?= $(BUILD)-fuzz
 FUZZ_TIME ?= 300
 FUZZ_SMOKE ?= 20
 FUZZ_JOBS ?= $(JOBS)
-FUZZ_ARGS = -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 \
+FUZZ_ARGS = $(SAN_BUILD) -DCMAKE_CXX_COMPILER=clang++-14 \
             -DTICKWHEEL_BUILD_FUZZ=ON -DTICKWHEEL_BUILD_TESTS=OFF \
             -DTICKWHEEL_BUILD_BENCH=OFF -DTICKWHEEL_BUILD_APP=OFF \
             -DTICKWHEEL_BUILD_EXAMPLES=OFF

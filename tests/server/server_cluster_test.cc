@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "server_test_util.h"
+#include "store/pg_connection.h"
 #include "store/postgres_timer_store.h"
 #include "support/postgres_server.h"
 
@@ -162,6 +163,17 @@ Tally Check(const WebhookReceiver& receiver, const std::map<std::string, std::in
   return t;
 }
 
+// Shards whose lease row names `node` as its owner; -1 if PostgreSQL cannot
+// be asked.
+std::int64_t LeasesOwnedBy(const PostgresServer& postgres, const std::string& node) {
+  server::Result<std::unique_ptr<server::PgConnection>> c =
+      server::PgConnection::Connect(postgres.url());
+  if (!c.ok()) return -1;
+  server::Result<server::PgResult> r = (*c)->Exec(
+      "SELECT count(*) FROM tickwheel_shard_leases WHERE owner = $1", {node});
+  return r.ok() ? r->Int(0, 0) : -1;
+}
+
 bool AllDelivered(const WebhookReceiver& receiver, const std::map<std::string, std::int64_t>& acked,
                   seconds patience) {
   const auto until = std::chrono::steady_clock::now() + patience;
@@ -240,16 +252,34 @@ TEST(ServerClusterTest, ACrashAPauseAndADatabaseRestartLoseNothing) {
 }
 
 // A rolling restart (SIGTERM, start again, one node at a time) hands the
-// shards over: nothing is delivered twice, nothing late beyond the hand-over.
+// shards over: no lease expires or is taken (each is given back and taken
+// from the free pool), no write is fenced, nothing is delivered twice or
+// early, and nothing waits for the overdue sweep.
 TEST(ServerClusterTest, ARollingRestartHandsShardsOverWithoutDuplicates) {
   WebhookReceiver receiver(2);
   Cluster cluster(3);
   ASSERT_TRUE(cluster.StartAll());
   ASSERT_TRUE(cluster.SharesSettled());
-  Creators creators(cluster, receiver.url(), 2, 2000);
+  // Paced like the test above, so that lateness measures the hand-overs and
+  // not a backlog of creates on nodes slowed down by ASan.
+  Creators creators(cluster, receiver.url(), 2, 2000, milliseconds(4));
+  // A node's counters start again at its restart: read each before its
+  // SIGTERM, and all of them at the end.
+  double lost = 0;
+  double fenced = 0;
   for (int i = 0; i < 3; ++i) {
     std::this_thread::sleep_for(seconds(2));
+    BlockingHttpClient stopping(cluster.address(i), seconds(5));
+    const double node_lost = Metric(stopping, "tickwheel_cluster_leases_lost_total");
+    const double node_fenced = Metric(stopping, "tickwheel_fenced_writes_total");
+    ASSERT_GE(node_lost, 0) << "no tickwheel_cluster_leases_lost_total on node " << i;
+    ASSERT_GE(node_fenced, 0) << "no tickwheel_fenced_writes_total on node " << i;
+    lost += node_lost;
+    fenced += node_fenced;
     EXPECT_EQ(cluster.node(i).Terminate(), 0) << cluster.node(i).log();
+    // It gave every lease back on its way out (none left to expire).
+    EXPECT_EQ(LeasesOwnedBy(cluster.postgres(), "node" + std::to_string(i)), 0)
+        << cluster.node(i).log();
     ASSERT_TRUE(cluster.Start(i));
   }
   std::this_thread::sleep_for(seconds(2));
@@ -260,7 +290,14 @@ TEST(ServerClusterTest, ARollingRestartHandsShardsOverWithoutDuplicates) {
   const Tally t = Check(receiver, acked);
   EXPECT_EQ(t.early, 0u);
   EXPECT_EQ(t.duplicates, 0u);
-  EXPECT_LT(t.max_late_ms, kLeaseMs) << "late beyond the hand-over";
+  lost += cluster.Sum("tickwheel_cluster_leases_lost_total");
+  fenced += cluster.Sum("tickwheel_fenced_writes_total");
+  EXPECT_EQ(lost, 0) << "a lease expired or was taken: the hand-over was not graceful";
+  EXPECT_EQ(fenced, 0);
+  // Generous, as above: a hand-over costs the giver's next round (a third
+  // of the lease) and the taker's load, on two busy cores under ASan
+  // (2.3 s seen there with unpaced creates); the overdue sweep is 10 s.
+  EXPECT_LT(t.max_late_ms, 3000) << "late beyond the hand-over";
   for (int i = 0; i < 3; ++i) EXPECT_EQ(cluster.node(i).Terminate(), 0);
 }
 
