@@ -360,6 +360,15 @@ def server_seeds():
         'create_https_headers': H('c', 128) + b'{"delay_ms":5,"target":{"url":"HTTPS://Hooks.Example/p?q=1#f","headers":{"Authorization":"Bearer x","X-Trace":"a\\tb"}}}',
         'create_reserved_header': H('c') + b'{"delay_ms":5,"target":{"url":"http://h/","headers":{"Host":"evil"}}}',
         'create_typo': H('c') + b'{"delay":10,"target":{"url":"http://h/"}}',
+        # Every bound, valid on it and refused one past it (10 years is the
+        # default horizon): a decoder off by one either way fails at once.
+        'create_upper_bounds': H('c') + b'{"delay_ms":315360000000,"target":{"url":"http://h/"},"retry":{"max_attempts":100,"backoff_ms":86400000}}',
+        'create_lower_bounds': H('c') + b'{"delay_ms":0,"target":{"url":"http://h/"},"retry":{"max_attempts":1,"backoff_ms":1}}',
+        'create_past_the_bounds': H('c') + b'{"delay_ms":315360000001,"target":{"url":"http://h/"},"retry":{"max_attempts":101,"backoff_ms":86400001}}',
+        'create_attempts_past_the_bound': H('c') + b'{"delay_ms":1,"target":{"url":"http://h/"},"retry":{"max_attempts":101}}',
+        'create_backoff_past_the_bound': H('c') + b'{"delay_ms":1,"target":{"url":"http://h/"},"retry":{"backoff_ms":86400001}}',
+        'reschedule_at_the_horizon': H('r') + b'{"fire_at_ms":2015360000000}',
+        'reschedule_past_the_horizon': H('r') + b'{"fire_at_ms":2015360000001}',
         'create_payload_limit': H('c', 4) + b'{"delay_ms":1,"payload":[true,false,null],"target":{"url":"http://h:1/"}}',
         'batch': H('b', 16) + b'{"timers":[{"id":"a","delay_ms":1,"target":{"url":"http://h/"}},{"id":"b","fire_at_ms":0,"target":{"url":"http://h:65535/p"}},{"id":"a","delay_ms":2,"target":{"url":"http://h/"}}]}',
         'reschedule': H('r') + b'{"delay_ms":-5}',
@@ -410,7 +419,10 @@ def server_seeds():
         'percent': 'st%61te=deliver%65d&limit=%31%30&after=-5%3Aa.b', 'bad_escape': 'state=%zz',
         'limit_zero': 'state=failed&limit=0', 'unknown': 'state=failed&sort=asc',
         'empty_pair': '&state=cancelled&', 'bad_after': 'state=delivered&after=a/b',
-        'no_state': 'limit=5',
+        'no_state': 'limit=5', 'limit_past_the_bound': 'state=failed&limit=1001',
+        'limit_leading_zeros': 'state=failed&limit=0001&limit=7',
+        'after_int64_min': 'state=failed&after=-9223372036854775808:a',
+        'after_past_int64': 'state=failed&after=9223372036854775808:a',
     }.items():
         write('list_query_fuzz', name, q)
     body = b'{"id":"order-42","delay_ms":30000,"payload":{"n":1},"target":{"url":"http://127.0.0.1:9000/hook"}}'

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <mutex>
 #include <future>
+#include <memory>
 #include <thread>
 
 #include "common/metrics.h"
@@ -37,11 +38,20 @@ WebhookRequest RequestTo(const WebhookReceiver& receiver, const std::string& id 
   return r;
 }
 
-// Posts and waits for the outcome.
+// Posts and waits for the outcome, at most 30 s: an attempt without one
+// by then fails the test (every client here times out well before).
 AttemptResult PostAndWait(WebhookClient& client, WebhookRequest request) {
-  std::promise<AttemptResult> done;
-  client.Post(std::move(request), [&](AttemptResult r) { done.set_value(std::move(r)); });
-  return done.get_future().get();
+  auto done = std::make_shared<std::promise<AttemptResult>>();
+  std::future<AttemptResult> outcome = done->get_future();
+  client.Post(std::move(request), [done](AttemptResult r) { done->set_value(std::move(r)); });
+  if (outcome.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+    ADD_FAILURE() << "the attempt had no outcome after 30 s";
+    AttemptResult none;
+    none.kind = AttemptResult::Kind::kAborted;
+    none.error = "no outcome after 30 s";
+    return none;
+  }
+  return outcome.get();
 }
 
 // Polls `done` every 10 ms for up to `patience` (real time).
@@ -175,12 +185,17 @@ TEST(WebhookClientTest, SilentSlowAndGarbageReceiversFailTheAttemptInBoundedTime
   options.timeout = milliseconds(300);
   WebhookClient client(options);
   receiver.SetResponder([](const testing::Delivery&) { return Reply{0, Reply::Mode::kNeverAnswer}; });
+  const auto start = std::chrono::steady_clock::now();
   AttemptResult silent = PostAndWait(client, RequestTo(receiver));
+  EXPECT_GE(std::chrono::steady_clock::now() - start, options.timeout) << "timed out early";
   EXPECT_EQ(silent.kind, AttemptResult::Kind::kFailed);
   EXPECT_TRUE(silent.unanswered);
   EXPECT_NE(silent.error.find("timed out"), std::string::npos) << silent.error;
   receiver.SetResponder([](const testing::Delivery&) { return Reply{200, Reply::Mode::kAnswer, milliseconds(1000)}; });
-  EXPECT_EQ(PostAndWait(client, RequestTo(receiver)).kind, AttemptResult::Kind::kFailed);
+  AttemptResult slow = PostAndWait(client, RequestTo(receiver));
+  EXPECT_EQ(slow.kind, AttemptResult::Kind::kFailed);
+  EXPECT_TRUE(slow.unanswered);
+  EXPECT_NE(slow.error.find("timed out"), std::string::npos) << slow.error;
   receiver.SetResponder([](const testing::Delivery&) { return Reply{0, Reply::Mode::kGarbage}; });
   AttemptResult garbage = PostAndWait(client, RequestTo(receiver));
   EXPECT_EQ(garbage.kind, AttemptResult::Kind::kFailed);

@@ -4,6 +4,8 @@
 #include <rocksdb/db.h>
 
 #include <condition_variable>
+#include <functional>
+#include <future>
 #include <map>
 #include <mutex>
 #include <set>
@@ -316,6 +318,38 @@ TEST(RocksDbStoreTest, TellsItsListenerOfDueChangesInCommitOrder) {
   std::lock_guard lock(mutex);
   using Change = std::pair<std::string, std::optional<std::int64_t>>;
   EXPECT_EQ(changes, (std::vector<Change>{{"a", 10}, {"a", 50}, {"a", std::nullopt}}));
+}
+
+// docs/server.md: a mutation is acknowledged only once it is in the
+// write-ahead log and the log is synced. Each durable write (what every API
+// mutation asks for: create, reschedule, cancel, retry) syncs the log before
+// its `done` runs.
+TEST(RocksDbStoreTest, ADurableWriteSyncsTheLogBeforeItIsAcknowledged) {
+  TempDirectory dir;
+  auto fs = std::make_shared<testing::FaultyFileSystem>();
+  auto env = testing::EnvOver(fs);
+  StoreOptions options;
+  options.data_dir = dir.path();
+  auto opened = OpenRocksDbTimerStore(options, env.get());
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  std::unique_ptr<TimerStore> store = std::move(*opened);
+  const std::vector<std::pair<std::string, std::function<void(StoreTxn&)>>> writes = {
+      {"create", [](StoreTxn& txn) { txn.Put(std::nullopt, Record("t", 10)); }},
+      {"change", [](StoreTxn& txn) { txn.Put(**txn.Get("t"), Record("t", 20)); }},
+      {"erase", [](StoreTxn& txn) { txn.Erase(**txn.Get("t")); }},
+  };
+  for (const auto& [what, mutation] : writes) {
+    const std::uint64_t before = fs->wal_syncs();
+    std::uint64_t at_done = 0;
+    std::promise<Status> done;
+    store->Submit({"t"}, [&](StoreTxn& txn) { mutation(txn); return Status::Ok(); },
+                  [&](const Status& s) { at_done = fs->wal_syncs(); done.set_value(s); },
+                  WriteOptions{.sync = true});
+    const Status s = done.get_future().get();
+    ASSERT_TRUE(s.ok()) << what << ": " << s.ToString();
+    EXPECT_GT(at_done, before) << what << ": acknowledged without a sync of the log";
+  }
+  store->Close();
 }
 
 // A disk that fails writes: the group fails with kUnavailable and nothing of

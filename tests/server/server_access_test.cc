@@ -73,6 +73,8 @@ TEST_F(ServerAccessTest, EveryV1RouteAnswers401WithoutAValidToken403ToAReaderTha
   const std::string url = receiver_->url();
   ASSERT_EQ(Call(*admin, "POST", "/v1/timers", TimerBody("acc-1", 3'600'000, url)).status, 201);
   ASSERT_EQ(Call(*admin, "POST", "/v1/timers", TimerBody("acc-2", 3'600'000, url)).status, 201);
+  const std::int64_t fire_at_1 =
+      Call(*admin, "GET", "/v1/timers/acc-1").body.at("fire_at_ms").as_int64();
   struct Route {
     const char* method;
     std::string path, body;
@@ -116,14 +118,25 @@ TEST_F(ServerAccessTest, EveryV1RouteAnswers401WithoutAValidToken403ToAReaderTha
       EXPECT_EQ(rc.status, r.admin_status) << what << ": " << rc.raw;
     }
   }
-  // Nothing the refused requests asked for happened.
+  // Nothing the refused requests asked for happened: no timer of the six
+  // refused creates (single and batch, without a token, with a wrong one
+  // and with the read token), acc-1 not moved, acc-2 not cancelled.
+  const JsonCall acc1 = Call(*admin, "GET", "/v1/timers/acc-1");
+  EXPECT_EQ(acc1.body.at("fire_at_ms").as_int64(), fire_at_1) << acc1.raw;
   EXPECT_EQ(State(Call(*admin, "GET", "/v1/timers/acc-2")), "pending");
-  EXPECT_EQ(Call(*admin, "GET", "/v1/timers/acc-new-1").status, 404);
+  for (int i = 1; i <= n; ++i) {
+    EXPECT_EQ(Call(*admin, "GET", "/v1/timers/acc-new-" + std::to_string(i)).status, 404) << i;
+  }
+  EXPECT_EQ(n, 6);
   for (const Route& r : routes) {
     JsonCall c = Call(*admin, r.method, r.path, body_of(r));
     EXPECT_EQ(c.status, r.admin_status) << r.method << " " << r.path << ": " << c.raw;
   }
+  // The same requests from an admin did take effect.
   EXPECT_EQ(State(Call(*admin, "GET", "/v1/timers/acc-2")), "cancelled");
+  EXPECT_GT(Call(*admin, "GET", "/v1/timers/acc-1").body.at("fire_at_ms").as_int64(), fire_at_1);
+  EXPECT_EQ(Call(*admin, "GET", "/v1/timers/acc-new-7").status, 200);
+  EXPECT_EQ(Call(*admin, "GET", "/v1/timers/acc-new-8").status, 200);
   // Tokens never reach the log.
   const std::string log = server_->log();
   EXPECT_EQ(log.find(kAdmin), std::string::npos);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // A RocksDB FileSystem that fails writes while told to: store faults for
-// tests (a disk that errs, then heals).
+// tests (a disk that errs, then heals). It also counts the syncs of the
+// write-ahead log.
 #ifndef TICKWHEEL_TESTS_SERVER_SUPPORT_FAULTY_FILE_SYSTEM_H_
 #define TICKWHEEL_TESTS_SERVER_SUPPORT_FAULTY_FILE_SYSTEM_H_
 
@@ -26,6 +27,9 @@ class FaultyFileSystem : public rocksdb::FileSystemWrapper {
   }
   bool failing() const { return failing_.load(); }
   std::uint64_t failed_writes() const { return failed_.load(); }
+  // Syncs (Sync or Fsync) of write-ahead log files (*.log) that succeeded.
+  std::uint64_t wal_syncs() const { return wal_syncs_.load(); }
+  void CountWalSync() { wal_syncs_.fetch_add(1); }
 
   rocksdb::IOStatus NewWritableFile(const std::string& name, const rocksdb::FileOptions& options,
                                     std::unique_ptr<rocksdb::FSWritableFile>* result,
@@ -41,6 +45,7 @@ class FaultyFileSystem : public rocksdb::FileSystemWrapper {
   std::atomic<bool> failing_{false};
   std::atomic<bool> no_space_{false};
   std::atomic<std::uint64_t> failed_{0};
+  std::atomic<std::uint64_t> wal_syncs_{0};
 };
 
 // An Env over `fs`, for rocksdb::Options::env.
