@@ -360,7 +360,9 @@ TEST(ServerClusterTest, ATakeoverInTheMiddleOfAOneSecondScheduleFiresEachNominal
   };
   ASSERT_TRUE(receiver.WaitFor(4, seconds(30)));
   // 300 ms after an occurrence's time: delivered, the next one planned.
-  const std::int64_t last = nominal_times().rbegin()->first;
+  const std::map<std::int64_t, int> before_kill = nominal_times();
+  ASSERT_FALSE(before_kill.empty());
+  const std::int64_t last = before_kill.rbegin()->first;
   const std::int64_t kill_at = last + 300;
   if (kill_at > WallMs()) std::this_thread::sleep_for(milliseconds(kill_at - WallMs()));
   cluster.node(victim).Kill();
@@ -372,6 +374,7 @@ TEST(ServerClusterTest, ATakeoverInTheMiddleOfAOneSecondScheduleFiresEachNominal
   BlockingHttpClient other(cluster.address(survivor), seconds(5));
   ASSERT_EQ(Call(other, "DELETE", "/v1/schedules/takeover").status, 200);
   const std::map<std::int64_t, int> times = nominal_times();
+  ASSERT_FALSE(times.empty());
   ASSERT_GT(times.rbegin()->first, kill_at + 5000);  // fired after the takeover
   for (std::int64_t t = times.begin()->first; t <= times.rbegin()->first; t += 1000) {
     const auto it = times.find(t);
