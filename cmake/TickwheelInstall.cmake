@@ -32,6 +32,7 @@ set(TICKWHEEL_PUBLIC_HEADERS
   include/tickwheel/internal/sharded_runtime.h
   include/tickwheel/internal/tick_divider.h
   include/tickwheel/internal/time_math.h
+  include/tickwheel/internal/timer_shard.h
   include/tickwheel/internal/timer_thread.h
   include/tickwheel/internal/worker_pool.h
   include/tickwheel/time.h

@@ -186,6 +186,20 @@ TEST_F(CacheTest, LimitIsSplitExactlyAmongShards) {
   EXPECT_EQ(cache.stats().evictions, 1000u - cache.size());
 }
 
+// "At most `limit` entries" holds with more shards asked for than the
+// limit: the cache uses no more shards than the limit (each shard holds at
+// least one entry; 8 shards of one held 8 entries for a limit of 2).
+TEST_F(CacheTest, LimitHoldsWithMoreShardsThanTheLimit) {
+  Cache<int, int> cache(minutes(1),
+                        {.limit = 2, .shards = 8, .clock = &clock_});
+  for (int i = 0; i < 100; ++i) {
+    cache.Set(i, i);
+    ASSERT_LE(cache.size(), 2u) << "after Set(" << i << ")";
+  }
+  EXPECT_EQ(cache.size(), 2u);
+  EXPECT_EQ(cache.stats().evictions, 98u);
+}
+
 TEST_F(CacheTest, ExpiredEntryIsNeverReturnedEvenBeforeItsTimerRuns) {
   // A coarse wheel: the timer runs up to an hour after the expiry.
   StringCache cache(seconds(10),

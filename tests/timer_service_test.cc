@@ -316,6 +316,61 @@ TEST_F(TimerServiceTest, RescheduleOfARepeatRestartsItsPhase) {
                                   Ran{"tick", 250}, Ran{"tick", 350}));
 }
 
+// Reschedule(id, 0) means "run at once", from inside the repeat's own run
+// as from outside: after the run that asked for it, it runs again at once,
+// and a period after that. (It was dropped until the next period.)
+TEST_F(TimerServiceTest, RescheduleToNowFromInsideARepeatRunsItAgainAtOnce) {
+  Make();
+  TimerId id;
+  int runs = 0;
+  std::atomic<bool> rescheduled{false};
+  id = service_->Every(milliseconds(100), [&] {
+    log_.Record("tick");
+    if (++runs == 1) rescheduled = service_->Reschedule(id, Duration::zero());
+  });
+  Advance(milliseconds(100));  // the run, then the one it asked for
+  ASSERT_TRUE(log_.WaitForCount(2)) << "the rescheduled run did not come";
+  EXPECT_TRUE(rescheduled);
+  Advance(milliseconds(99));
+  Advance(milliseconds(1));
+  EXPECT_THAT(Runs(), ElementsAre(Ran{"tick", 100}, Ran{"tick", 100},
+                                  Ran{"tick", 200}));
+}
+
+TEST_F(TimerServiceTest, RescheduleToNowFromOutsideRunsARepeatAtOnce) {
+  Make();
+  const TimerId id = service_->Every(milliseconds(100), Log("tick"));
+  Advance(milliseconds(50));
+  ASSERT_TRUE(service_->Reschedule(id, Duration::zero()));
+  ASSERT_TRUE(log_.WaitForCount(1));
+  Advance(milliseconds(99));
+  Advance(milliseconds(1));
+  EXPECT_THAT(Runs(), ElementsAre(Ran{"tick", 50}, Ran{"tick", 150}));
+}
+
+// After a late wake-up (here: time jumps 16 ms at once), overdue callbacks
+// start in deadline order, also across shards (timers added from eight
+// threads, which spread them over the shards).
+TEST(TimerServiceOrderTest, OverdueCallbacksStartInDeadlineOrderAcrossShards) {
+  ManualClock clock;
+  EventLog<int> log(clock);  // outlives the service's workers
+  TimerService service(TimerServiceOptions{
+      .tick = milliseconds(1), .workers = 1, .shards = 8, .clock = &clock});
+  std::vector<std::thread> adders;
+  for (int t = 0; t < 8; ++t) {
+    adders.emplace_back([&, t] {
+      for (int i = t; i < 16; i += 8) {
+        service.After(milliseconds(1 + i), [&log, i] { log.Record(i); });
+      }
+    });
+  }
+  for (std::thread& t : adders) t.join();
+  clock.Advance(milliseconds(16));
+  ASSERT_TRUE(log.WaitForCount(16));
+  EXPECT_THAT(log.values(), ElementsAre(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
+                                 14, 15));
+}
+
 TEST_F(TimerServiceTest, CallbacksMayUseTheService) {
   Make();
   service_->After(milliseconds(10), [this] {

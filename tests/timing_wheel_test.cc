@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <memory>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "runtime_test_util.h"
+#include "watchdog.h"
 
 namespace tickwheel {
 namespace {
@@ -421,6 +423,58 @@ TEST_F(TimingWheelTest, SlowExecuteDoesNotHoldUpOthersBeyondTheWorkerCount) {
   // Key 1 is stuck on one worker; 2 and 3 run on the other.
   EXPECT_TRUE(log_.WaitForCount(3));
   release_.Open();
+}
+
+// After a late wake-up (time jumps 16 intervals at once), overdue keys
+// execute in deadline order, also across shards: the shards' due lists are
+// merged (they ran shard by shard: 0 3 6 11 14 1 4 9 ...).
+TEST(TimingWheelOrderTest, OverdueKeysExecuteInDeadlineOrderAcrossShards) {
+  ManualClock clock;
+  EventLog<int> log(clock);
+  TimingWheel<int, int> wheel(
+      milliseconds(1), [&](const int& key, const int&) { log.Record(key); },
+      TimingWheelOptions{.workers = 1, .shards = 4, .clock = &clock});
+  std::set<std::size_t> shards;
+  for (int key = 0; key < 16; ++key) {
+    shards.insert(internal::ShardIndex(std::hash<int>{}(key), 4));
+    ASSERT_TRUE(wheel.SetTimer(key, key, milliseconds(1 + key)));
+  }
+  ASSERT_EQ(shards.size(), 4u);  // the keys are spread over every shard
+  clock.Advance(milliseconds(16));
+  ASSERT_TRUE(log.WaitForCount(16));
+  EXPECT_THAT(log.values(), ElementsAre(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
+                                 14, 15));
+}
+
+// TimePoint::max() stands for "never": a ManualClock stops 1 ns short of
+// it, so that a runtime with nothing pending, which sleeps until it, still
+// blocks (at TimePoint::max() it woke at once, again and again, and Advance
+// never settled); and a delay that saturates there fires at the wheel's last
+// tick, which the clock has reached (Notify woke the idle timer thread for
+// every deadline but TimePoint::max() itself).
+TEST(TimingWheelEndOfTimeTest, IdleAtTheEndOfTimeAndTimersSetThere) {
+  // The wheel's origin: its last tick is 0.5 ms before TimePoint::max().
+  ManualClock clock(TimePoint::max() - std::chrono::hours(1) -
+                    std::chrono::microseconds(500));
+  EventLog<int> log(clock);
+  TimingWheel<int, int> wheel(
+      milliseconds(1), [&](const int& key, const int&) { log.Record(key); },
+      TimingWheelOptions{.clock = &clock});
+  testing::WithinDeadline("ManualClock::AdvanceTo the end of time", [&] {
+    clock.AdvanceTo(TimePoint::max());
+    EXPECT_EQ(clock.Now(), TimePoint::max() - nanoseconds(1));
+    clock.Advance(seconds(1));  // nothing moves, and nothing hangs
+  });
+  ASSERT_TRUE(wheel.SetTimer(1, 1, milliseconds(5)));  // saturates
+  EXPECT_TRUE(log.WaitForCount(1)) << "a timer due at the last tick never ran";
+}
+
+// docs/library.md: with options.shards = 0, 4 shards per hardware thread,
+// at least 1 and at most 64.
+TEST(TimingWheelShardsTest, DefaultShardCountIsFourPerHardwareThreadAtMost64) {
+  const std::size_t expected = std::clamp<std::size_t>(
+      4 * std::thread::hardware_concurrency(), 1, 64);
+  EXPECT_EQ(internal::DefaultShardCount(), expected);
 }
 
 TEST_F(TimingWheelTest, EachKeyFiresOnceWithItsOwnValue) {

@@ -42,6 +42,19 @@ struct TimerServiceOptions {
 // stalls, the missed periods are skipped, not run in a burst, and the phase
 // is kept.
 //
+// Locks: no user code runs under a lock of the service. Callbacks and
+// on_error run on the workers under none; a callback that Cancel, Stop or
+// the end of a one-shot lets go is destroyed after the shard's lock is
+// released, so its destructor may call the service.
+//
+// Failures: After, At, Every and Reschedule either do what they say or
+// throw (std::bad_alloc) having changed nothing; Cancel, size and Stop
+// never throw. A callback that throws is reported to on_error and the
+// service goes on (a repeat is re-armed). Out of memory, the timer thread
+// reports the std::bad_alloc to on_error and tries again max(tick, 1 ms)
+// later, and a repeat whose re-arm fails after its run is reported and
+// re-armed by the timer thread: no timer is lost or run twice.
+//
 // Thread safety: all methods may be called from any thread, including from
 // inside callbacks (they run under no lock of the service).
 // Cost: After/At/Every, Cancel and Reschedule O(1) under one shard's lock;

@@ -50,6 +50,14 @@ struct WheelAccess;
 // slot down at once stalled one Advance for milliseconds (213k timers when
 // 1M are due within 300 ms); spread, each Advance moves its share.
 //
+// Failures: Schedule, Reschedule and Reserve either do what they say or
+// throw (std::bad_alloc; Reserve also std::length_error) having changed
+// nothing; Cancel and NextDeadline never throw. Advance out of memory
+// throws before firing anything (while applying queued moves) or, when
+// re-filing a timer it moves down a level fails, after firing what was due
+// before it, leaving the rest pending for the next Advance. If `on_expire`
+// throws, only the timer being fired is consumed. The wheel takes no lock.
+//
 // Thread safety: none; a Wheel belongs to one thread.
 // Memory: each timer is one slab node (24 bytes plus the payload, rounded up
 // to its alignment) and one 4-byte index in its slot. No allocation per call
@@ -296,6 +304,19 @@ class Wheel {
     for (std::size_t i = 0; i < n; ++i) internal::Prefetch(&At(list[i]));
   }
 
+  // Schedule, moving from `payload` only if it succeeds: when it throws
+  // (out of memory), `payload` is as it was if T's move cannot throw.
+  TimerId ScheduleFrom(TimePoint deadline, T& payload);
+  // Cancel that hands the payload over instead of destroying it: nullopt,
+  // touching nothing, if `id` is not pending.
+  std::optional<T> Take(TimerId id) noexcept;
+  // Makes room for `n` (<= kMaxPending) queued Cancels or Reschedules, so
+  // that the next `n` of them neither throw nor apply the queue. May throw
+  // std::bad_alloc, changing nothing observable.
+  void ReserveQueue(std::uint32_t n) {
+    if (num_pending_ + n > kMaxPending) ApplyPending();
+  }
+
   template <typename F>
   void Fire(std::uint32_t index, Node& node, F& on_expire);
   // Fires or re-files every timer of `slot`, whose start is now_tick_.
@@ -321,6 +342,7 @@ class Wheel {
   Tick now_tick_ = 0;
   unsigned due_now_ = 0;  // which due list takes newly due timers
   bool advancing_ = false;
+  Tick firing_tick_ = 0;  // the due tick of the timer on_expire is given
   std::size_t size_ = 0;
   std::uint16_t processing_ = kFreeSlot;  // the slot Advance is walking
   // The occupied slot that starts first and its start, or kFreeSlot when not
@@ -509,9 +531,20 @@ void Wheel<T>::Reserve(std::size_t n) {
     throw std::length_error("Wheel::Reserve: " + std::to_string(n) +
                             " timers, more than 2^32-1");
   }
+  // Chunks that exist already: their nodes not yet handed out (raw
+  // storage, constructed when first handed out), up to the n-th.
+  for (unsigned c = 0; c < num_chunks_; ++c) {
+    const std::size_t from =
+        std::max<std::size_t>(allocated_, ChunkBase(c)) - ChunkBase(c);
+    const std::size_t to = std::min<std::size_t>(
+        ChunkCapacity(c), n > ChunkBase(c) ? n - ChunkBase(c) : 0);
+    if (from < to) {
+      std::memset(static_cast<void*>(chunks_[c] + from), 0,
+                  (to - from) * sizeof(Node));
+    }
+  }
   while (num_chunks_ < kMaxChunks && ChunkBase(num_chunks_) < n) {
     AddChunk(/*huge=*/true);
-    // Raw storage: nodes are constructed when first handed out.
     std::memset(static_cast<void*>(chunks_[num_chunks_ - 1]), 0,
                 ChunkCapacity(num_chunks_ - 1) * sizeof(Node));
   }
@@ -640,21 +673,37 @@ void Wheel<T>::Unlink(std::uint16_t slot, std::uint32_t pos) noexcept {
 
 template <typename T>
 TimerId Wheel<T>::Schedule(TimePoint deadline, T payload) {
+  return ScheduleFrom(deadline, payload);
+}
+
+template <typename T>
+TimerId Wheel<T>::ScheduleFrom(TimePoint deadline, T& payload) {
   const std::uint32_t index = AllocateNode();
   Node& node = At(index);
-  try {
-    ::new (&node.payload) T(std::move(payload));
-  } catch (...) {
-    FreeNode(index, node);
-    throw;
-  }
   node.deadline = DeadlineTick(deadline);
-  try {
-    File(index, node);
-  } catch (...) {
-    node.payload.~T();
-    FreeNode(index, node);
-    throw;
+  if constexpr (std::is_nothrow_move_constructible_v<T>) {
+    // Filed first: if the slot cannot grow, `payload` was not touched.
+    try {
+      File(index, node);
+    } catch (...) {
+      FreeNode(index, node);
+      throw;
+    }
+    ::new (&node.payload) T(std::move(payload));
+  } else {
+    try {
+      ::new (&node.payload) T(std::move(payload));
+    } catch (...) {
+      FreeNode(index, node);
+      throw;
+    }
+    try {
+      File(index, node);
+    } catch (...) {
+      node.payload.~T();
+      FreeNode(index, node);
+      throw;
+    }
   }
   ++size_;
   return internal::TimerIdCodec::Make(index, node.generation);
@@ -704,6 +753,16 @@ bool Wheel<T>::Cancel(TimerId id) noexcept {
 }
 
 template <typename T>
+std::optional<T> Wheel<T>::Take(TimerId id) noexcept {
+  static_assert(std::is_nothrow_move_constructible_v<T>);
+  Node* node = Find(id);
+  if (node == nullptr) return std::nullopt;
+  std::optional<T> payload(std::move(node->payload));
+  Cancel(id);  // destroys the moved-from payload
+  return payload;
+}
+
+template <typename T>
 void Wheel<T>::CancelNow(std::uint32_t index, Node& node) noexcept {
   const std::uint16_t slot = node.slot;
   const std::uint32_t pos = node.pos;
@@ -744,7 +803,12 @@ bool Wheel<T>::Reschedule(TimerId id, TimePoint deadline) {
 
 template <typename T>
 void Wheel<T>::RescheduleNow(std::uint32_t index, Node& node, Tick tick) {
-  if (!NeedsRefile(node, tick)) {
+  // From inside on_expire, a move to the tick being processed or before
+  // goes to the due list of the next Advance, as a Schedule there does,
+  // even when the node's slot comes up later in this one.
+  const bool to_next_advance =
+      advancing_ && tick <= now_tick_ && node.slot != DueSlotNow();
+  if (!to_next_advance && !NeedsRefile(node, tick)) {
     node.deadline = tick;
     return;
   }
@@ -816,6 +880,7 @@ void Wheel<T>::ApplyPending() {
 template <typename T>
 template <typename F>
 void Wheel<T>::Fire(std::uint32_t index, Node& node, F& on_expire) {
+  firing_tick_ = node.deadline;
   T payload(std::move(node.payload));
   node.payload.~T();
   FreeNode(index, node);
@@ -1069,6 +1134,34 @@ struct WheelAccess {
   template <typename T>
   static void Prefetch(const Wheel<T>& wheel, TimerId id) noexcept {
     wheel.Prefetch(id);
+  }
+  // Schedule that moves from `payload` only when it succeeds, so that the
+  // caller decides where a payload that could not be scheduled goes (the
+  // runtime destroys user objects only after unlocking).
+  // REQUIRES: T is nothrow-move-constructible.
+  template <typename T>
+  static TimerId ScheduleFrom(Wheel<T>& wheel, TimePoint deadline,
+                              T& payload) {
+    static_assert(std::is_nothrow_move_constructible_v<T>);
+    return wheel.ScheduleFrom(deadline, payload);
+  }
+  // Cancel that returns the payload instead of destroying it (nullopt if
+  // `id` is not pending). REQUIRES: T is nothrow-move-constructible.
+  template <typename T>
+  static std::optional<T> Take(Wheel<T>& wheel, TimerId id) noexcept {
+    return wheel.Take(id);
+  }
+  // After this, the next `n` (at most 32) Cancels and Reschedules outside
+  // Advance cannot throw. May throw std::bad_alloc, changing nothing.
+  template <typename T>
+  static void ReserveQueue(Wheel<T>& wheel, std::uint32_t n) {
+    wheel.ReserveQueue(n);
+  }
+  // Inside on_expire: the time the timer being fired was due, rounded up
+  // to its tick (to order what several wheels fired by due time).
+  template <typename T>
+  static TimePoint FiringDeadline(const Wheel<T>& wheel) {
+    return wheel.TimeOf(wheel.firing_tick_);
   }
 };
 }  // namespace internal

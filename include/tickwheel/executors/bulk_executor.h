@@ -83,7 +83,9 @@ class BulkExecutor {
     Container(BulkExecutor::Execute execute, std::size_t max_tasks)
         : execute_(std::move(execute)), max_tasks_(max_tasks) {}
 
-    bool AddTask(T task) {
+    // By rvalue reference: a task that push_back could not store stays in
+    // Add's frame and is destroyed after the executor's lock.
+    bool AddTask(T&& task) {
       tasks_.push_back(std::move(task));
       return tasks_.size() >= max_tasks_;
     }

@@ -91,7 +91,9 @@ class ChunkExecutor {
     Container(ChunkExecutor::Execute execute, std::size_t max_bytes)
         : execute_(std::move(execute)), max_bytes_(max_bytes) {}
 
-    bool AddTask(Chunk chunk) {
+    // By rvalue reference: a task that push_back could not store stays in
+    // Add's frame and is destroyed after the executor's lock.
+    bool AddTask(Chunk&& chunk) {
       tasks_.push_back(std::move(chunk.task));
       // Saturates instead of wrapping around on absurd sizes.
       bytes_ += std::min(chunk.bytes, SIZE_MAX - bytes_);
