@@ -6,6 +6,7 @@
 // of three periods under each catch-up policy.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <map>
 #include <set>
 #include <thread>
@@ -347,6 +348,161 @@ TEST_P(ServerScheduleTest, AnOutageOfThreePeriodsFollowsEachCatchUpPolicy) {
   JsonCall none = Call(client, "GET", "/v1/schedules/none");
   EXPECT_GE(none.body.at("counts").at("skipped").at("catch_up").as_int64(), 3);
   EXPECT_GE(Metric(client, "tickwheel_schedule_occurrences_fired_total"), 3);
+  EXPECT_EQ(server->Terminate(), 0);
+}
+
+// The deliveries of schedule `id`: nominal time -> the due times of its
+// deliveries (a catch-up is due at its claim, not at its nominal time).
+std::map<std::int64_t, std::vector<std::int64_t>> DueTimes(const WebhookReceiver& receiver,
+                                                          const std::string& id) {
+  std::map<std::int64_t, std::vector<std::int64_t>> due;
+  for (const Delivery& d : receiver.deliveries()) {
+    const boost::json::value body = boost::json::parse(d.body);
+    if (body.at("schedule").as_string() != id) continue;
+    due[body.at("nominal_ms").as_int64()].push_back(body.at("fire_at_ms").as_int64());
+  }
+  return due;
+}
+
+// Down for about 19 periods of a 1-second schedule: "all" with a cap of 3
+// fires the 3 oldest missed times and no more (no flood); "all" with a
+// window of 14 s fires exactly the missed times within 14 s of the claim
+// that decided them, none older; and a backfill of the outage afterwards
+// fires each time the cap left out, once, and nothing that already fired,
+// however often it is asked.
+TEST_P(ServerScheduleTest, AfterALongOutageCatchUpKeepsItsCapAndWindowAndABackfillFillsTheRestOnce) {
+  WebhookReceiver receiver;
+  auto server = MakeServer();
+  ASSERT_TRUE(server->Start());
+  constexpr std::int64_t kPeriod = 1000, kWindow = 14'000;
+  {
+    BlockingHttpClient client(server->address());
+    ASSERT_EQ(Call(client, "POST", "/v1/schedules",
+                   Every("capped", kPeriod, receiver.url(), R"("catch_up":"all","catch_up_max":3)"))
+                  .status,
+              201);
+    ASSERT_EQ(Call(client, "POST", "/v1/schedules",
+                   Every("windowed", kPeriod, receiver.url(),
+                         R"("catch_up":"all","catch_up_window_ms":)" + std::to_string(kWindow)))
+                  .status,
+              201);
+  }
+  // Both delivered once; then down from just after a period's time.
+  std::int64_t k = 0;
+  for (int i = 0; i < 300 && k == 0; ++i) {
+    receiver.WaitFor(receiver.count() + 1, milliseconds(100));
+    if (!NominalTimes(receiver, "capped").empty() && !NominalTimes(receiver, "windowed").empty()) {
+      k = NominalTimes(receiver, "capped").rbegin()->first;
+    }
+  }
+  ASSERT_NE(k, 0);
+  SleepUntil(k + kPeriod / 4);
+  server->Kill();
+  // What each had fired before the outage (a late delivery may have moved
+  // past k while the kill was being sent).
+  std::map<std::string, std::int64_t> before;
+  for (const char* id : {"capped", "windowed"}) before[id] = NominalTimes(receiver, id).rbegin()->first;
+  SleepUntil(k + 20 * kPeriod);
+  const std::int64_t restarted = WallMs();
+  ASSERT_TRUE(server->Start());
+  // Surely missed: due more than 5 s before the restart (the server began
+  // firing after `restarted`).
+  const std::int64_t missed_until = restarted - 5000;
+  BlockingHttpClient client(server->address());
+  // The cap's three, and the window's first catch-up, delivered.
+  const std::int64_t c0 = before["capped"] + kPeriod;
+  for (int i = 0; i < 600; ++i) {
+    const auto capped = NominalTimes(receiver, "capped");
+    if (capped.count(c0) && capped.count(c0 + kPeriod) && capped.count(c0 + 2 * kPeriod) &&
+        !NominalTimes(receiver, "windowed").empty() &&
+        NominalTimes(receiver, "windowed").rbegin()->first >= missed_until) {
+      break;
+    }
+    receiver.WaitFor(receiver.count() + 1, milliseconds(100));
+  }
+
+  // capped: the three oldest missed times, once each; none of the rest.
+  std::map<std::int64_t, int> capped = NominalTimes(receiver, "capped");
+  std::int64_t n_missed = 0;
+  for (std::int64_t t = c0; t < missed_until; t += kPeriod, ++n_missed) {
+    EXPECT_EQ(capped.count(t) ? capped[t] : 0, t < c0 + 3 * kPeriod ? 1 : 0) << "capped " << t;
+  }
+  ASSERT_GE(n_missed, 10);
+  JsonCall capped_schedule = Call(client, "GET", "/v1/schedules/capped");
+  EXPECT_GE(capped_schedule.body.at("counts").at("skipped").at("catch_up").as_int64(), n_missed - 3);
+
+  // windowed: the missed times the claim's decision saw within the window
+  // fire (due at that claim, 1 ms apart, oldest first); older ones never.
+  const std::int64_t w0 = before["windowed"] + kPeriod;
+  std::map<std::int64_t, std::vector<std::int64_t>> windowed = DueTimes(receiver, "windowed");
+  std::int64_t claimed = std::numeric_limits<std::int64_t>::max();
+  for (const auto& [t, dues] : windowed) {
+    for (std::int64_t due : dues) {
+      if (due != t) claimed = std::min(claimed, due);  // a catch-up: due at the claim
+    }
+  }
+  ASSERT_NE(claimed, std::numeric_limits<std::int64_t>::max()) << "no catch-up of windowed";
+  ASSERT_GE(claimed, restarted);
+  int in_window = 0;
+  for (std::int64_t t = w0; t < missed_until; t += kPeriod) {
+    const std::size_t times = windowed.count(t) ? windowed[t].size() : 0;
+    if (t >= claimed - kWindow) {
+      ++in_window;
+      EXPECT_EQ(times, 1u) << "windowed " << t << " is within the window of the claim at "
+                           << claimed;
+    } else {
+      EXPECT_EQ(times, 0u) << "windowed " << t << " is older than the window of the claim at "
+                           << claimed;
+    }
+  }
+  EXPECT_GE(in_window, 1);
+  EXPECT_GE(claimed - kWindow - w0, 3 * kPeriod) << "the window covered the whole outage";
+  std::int64_t previous_due = 0;
+  for (std::int64_t t = std::max(w0, claimed - kWindow); t < missed_until; t += kPeriod) {
+    if (!windowed.count(t)) continue;
+    EXPECT_GE(windowed[t].front(), previous_due) << t << " due before an older catch-up";
+    previous_due = windowed[t].front() + 1;
+  }
+
+  // A backfill of capped's outage: what the cap left out, once; twice
+  // asked, nothing more.
+  const std::string range = "{\"from_ms\":" + std::to_string(c0) +
+                            ",\"to_ms\":" + std::to_string(missed_until) + "}";
+  JsonCall filled = Call(client, "POST", "/v1/schedules/capped:backfill", range);
+  ASSERT_EQ(filled.status, 200) << filled.raw;
+  EXPECT_EQ(filled.body.at("created").as_int64(), n_missed - 3);
+  EXPECT_EQ(filled.body.at("existing").as_int64(), 3);
+  EXPECT_FALSE(filled.body.at("more").as_bool());
+  JsonCall again = Call(client, "POST", "/v1/schedules/capped:backfill", range);
+  ASSERT_EQ(again.status, 200) << again.raw;
+  EXPECT_EQ(again.body.at("created").as_int64(), 0);
+  EXPECT_EQ(again.body.at("existing").as_int64(), n_missed);
+  // Until the backfill is delivered and both fired a time well after the
+  // restart.
+  const std::int64_t after = restarted + 4000;
+  const std::int64_t later = after - after % kPeriod + kPeriod;
+  for (int i = 0; i < 600; ++i) {
+    capped = NominalTimes(receiver, "capped");
+    bool all = capped.count(later) && NominalTimes(receiver, "windowed").count(later);
+    for (std::int64_t t = c0; t < missed_until && all; t += kPeriod) all = capped.count(t) > 0;
+    if (all) break;
+    receiver.WaitFor(receiver.count() + 1, milliseconds(100));
+  }
+  for (const char* id : {"capped", "windowed"}) {
+    ASSERT_EQ(Call(client, "POST", std::string("/v1/schedules/") + id + ":pause").status, 200);
+  }
+  capped = NominalTimes(receiver, "capped");
+  for (std::int64_t t = c0; t < missed_until; t += kPeriod) {
+    EXPECT_EQ(capped.count(t) ? capped[t] : 0, 1) << "capped " << t << " after the backfill";
+  }
+  EXPECT_EQ(Call(client, "GET", "/v1/schedules/capped").body.at("counts").at("backfilled").as_int64(),
+            n_missed - 3);
+  // Nothing twice, anywhere; what came due after the restart fired.
+  for (const char* id : {"capped", "windowed"}) {
+    const std::map<std::int64_t, int> times = NominalTimes(receiver, id);
+    for (const auto& [t, n] : times) EXPECT_EQ(n, 1) << id << " " << t;
+    EXPECT_EQ(times.count(later), 1u) << id;
+  }
   EXPECT_EQ(server->Terminate(), 0);
 }
 
