@@ -3,12 +3,36 @@
 
 #include <optional>
 
+#include "api/list_query.h"
 #include "api/timer_request.h"
 
 namespace tickwheel::server {
 
 namespace asio = boost::asio;
 namespace http = boost::beast::http;
+
+namespace {
+
+Status MalformedIdEscape() {
+  return Status::Invalid("invalid_id",
+                         "the id in the path has a malformed %-escape (a '%' must be followed "
+                         "by two hex digits)",
+                         "id");
+}
+
+// A route with the id `raw` of its path, decoded.
+Route WithId(Route::Kind kind, std::string_view raw) {
+  Route route{kind};
+  if (std::optional<std::string> id = PercentDecode(raw, /*plus_is_space=*/false)) {
+    route.id = std::move(*id);
+  } else {
+    route.id = std::string(raw);
+    route.malformed_id = true;
+  }
+  return route;
+}
+
+}  // namespace
 
 Route MatchRoute(std::string_view path) {
   constexpr std::string_view kTimers = "/v1/timers";
@@ -34,10 +58,10 @@ Route MatchRoute(std::string_view path) {
         {":backfill", Route::Kind::kScheduleBackfill}};
     for (const auto& [suffix, kind] : kActions) {
       if (id.size() > suffix.size() && id.substr(id.size() - suffix.size()) == suffix) {
-        return {kind, std::string(id.substr(0, id.size() - suffix.size()))};
+        return WithId(kind, id.substr(0, id.size() - suffix.size()));
       }
     }
-    return {Route::Kind::kSchedule, std::string(id)};
+    return WithId(Route::Kind::kSchedule, id);
   }
   if (path.size() <= kTimers.size() + 1 || path.substr(0, kTimers.size() + 1) != "/v1/timers/") {
     return {};
@@ -45,9 +69,9 @@ Route MatchRoute(std::string_view path) {
   std::string_view id = path.substr(kTimers.size() + 1);
   if (id.size() > kRetry.size() && id.substr(id.size() - kRetry.size()) == kRetry) {
     id.remove_suffix(kRetry.size());
-    return {Route::Kind::kTimerRetry, std::string(id)};
+    return WithId(Route::Kind::kTimerRetry, id);
   }
-  return {Route::Kind::kTimer, std::string(id)};
+  return WithId(Route::Kind::kTimer, id);
 }
 
 std::string_view RouteTemplate(Route::Kind kind) {
@@ -218,7 +242,9 @@ asio::awaitable<HttpResponse> Api::Answer(HttpRequest& req, const Route& route) 
     case Route::Kind::kScheduleResume:
     case Route::Kind::kScheduleTrigger:
     case Route::Kind::kScheduleBackfill: {
-      if (Status s = ValidateId(route.id, "id"); !s.ok()) {
+      if (route.malformed_id) {
+        res = ErrorResponse(MalformedIdEscape());
+      } else if (Status s = ValidateId(route.id, "id"); !s.ok()) {
         res = ErrorResponse(s);
       } else if (route.kind == Route::Kind::kSchedule) {
         if (method == http::verb::get) {
@@ -243,7 +269,9 @@ asio::awaitable<HttpResponse> Api::Answer(HttpRequest& req, const Route& route) 
     }
     case Route::Kind::kTimer:
     case Route::Kind::kTimerRetry: {
-      if (Status s = ValidateTimerPathId(route.id); !s.ok()) {
+      if (route.malformed_id) {
+        res = ErrorResponse(MalformedIdEscape());
+      } else if (Status s = ValidateTimerPathId(route.id); !s.ok()) {
         res = ErrorResponse(s);
       } else if (route.kind == Route::Kind::kTimerRetry) {
         if (method == http::verb::post) res = co_await timers_.Retry(route.id);

@@ -28,8 +28,14 @@ struct Route {
     kSchedules, kSchedule, kSchedulePause, kScheduleResume, kScheduleTrigger, kScheduleBackfill,
   };
   Kind kind = Kind::kNone;
-  std::string id;  // kTimer, kTimerRetry, kSchedule and its actions
+  // kTimer, kTimerRetry, kSchedule and its actions: the path's id,
+  // percent-decoded (a client may encode any character; "a%40b" is "a@b").
+  std::string id;
+  bool malformed_id = false;  // a %-escape that is not one: 400 naming the id
 };
+// The route of `path` (without the query). An action suffix (":retry",
+// ":pause", ...) is matched before the id is decoded, so an encoded colon
+// ("%3A") belongs to the id.
 Route MatchRoute(std::string_view path);
 // The route's template, the `route` label of tickwheel_http_requests_total
 // ("/v1/timers/{id}"; "other" for no route): never a raw path, so the

@@ -7,7 +7,7 @@
 
 namespace tickwheel::server {
 
-std::optional<std::string> PercentDecode(std::string_view text) {
+std::optional<std::string> PercentDecode(std::string_view text, bool plus_is_space) {
   auto hex = [](char c) -> int {
     if (c >= '0' && c <= '9') return c - '0';
     if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -17,7 +17,7 @@ std::optional<std::string> PercentDecode(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '+') {
+    if (text[i] == '+' && plus_is_space) {
       out += ' ';
     } else if (text[i] != '%') {
       out += text[i];

@@ -42,8 +42,9 @@ Result<bool> ParseGetQuery(std::string_view query);
 // "<time_ms>:<id>", as EncodeCursor (api/timer_json.h) writes it.
 Result<ListCursor> DecodeCursor(std::string_view text);
 
-// %XX and '+' decoded; nullopt for a malformed escape.
-std::optional<std::string> PercentDecode(std::string_view text);
+// %XX decoded, and '+' as a space when `plus_is_space` (a query string's
+// form encoding; in a path '+' is itself); nullopt for a malformed escape.
+std::optional<std::string> PercentDecode(std::string_view text, bool plus_is_space = true);
 
 // Calls `on(key, value)` for each decoded parameter of a query string;
 // stops at its first error.

@@ -120,6 +120,17 @@ TEST_P(ServerScheduleTest, TheApiCreatesReadsChangesAndDeletesSchedules) {
   EXPECT_EQ(last[0].at("state").as_string(), "pending");
   // The occurrence is a timer: GET works, a client cannot make one.
   EXPECT_EQ(Call(client, "GET", "/v1/timers/report@" + std::to_string(next)).status, 200);
+  // Ids in paths are percent-decoded (the '@' of an occurrence as %40 too);
+  // a malformed escape or an encoded '/' is a 400 naming the id.
+  EXPECT_EQ(Call(client, "GET", "/v1/timers/report%40" + std::to_string(next)).status, 200);
+  EXPECT_EQ(Call(client, "GET", "/v1/schedules/r%65port").status, 200);
+  EXPECT_EQ(Call(client, "POST", "/v1/schedules/r%65port:trigger").status, 201);
+  for (const char* bad : {"/v1/schedules/report%zz", "/v1/timers/report%4", "/v1/timers/a%2Fb",
+                          "/v1/schedules/a%2Fb:pause"}) {
+    JsonCall refused = Call(client, "GET", bad);
+    EXPECT_EQ(refused.status, 400) << bad;
+    EXPECT_EQ(ErrorCode(refused), "invalid_id") << bad;
+  }
   JsonCall at_id = Call(client, "POST", "/v1/timers", TimerBody("x@1", 1000, receiver.url()));
   EXPECT_EQ(at_id.status, 400);
   EXPECT_EQ(ErrorCode(at_id), "invalid_id");
