@@ -25,6 +25,7 @@ void RegisterTimerCommands(CLI::App& app, int& exit_code);     // timer_commands
 void RegisterDeadLetterCommands(CLI::App& app, int& exit_code);  // dead_letter_commands.cc
 void RegisterInfoCommands(CLI::App& app, int& exit_code);      // info_commands.cc
 void RegisterScheduleCommands(CLI::App& app, int& exit_code);  // schedule_commands.cc
+void RegisterFlowCommands(CLI::App& app, int& exit_code);      // flow_commands.cc
 
 }  // namespace tickwheel::app
 

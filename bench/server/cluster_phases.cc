@@ -25,7 +25,6 @@ namespace tickwheel::bench {
 namespace {
 
 namespace json = boost::json;
-using server::PgConnection;
 using testing::Delivery;
 using testing::ServerProcess;
 using testing::TempDir;
@@ -34,9 +33,30 @@ using testing::WebhookReceiver;
 constexpr char kNowhere[] =
     "http://127.0.0.1:9/x";  // creates that never come due
 
+using Cluster = BenchCluster;
+
+// Runs `work(node)` on a thread per node and returns the wall seconds until
+// all returned.
+double OnEveryNode(Cluster& cluster, const std::function<void(int)>& work) {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::thread> threads;
+  for (int i = 0; i < cluster.size(); ++i) threads.emplace_back(work, i);
+  for (auto& t : threads) t.join();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+// Transactions committed in `cluster`'s database since it had `before`,
+// once the backends have reported them; the nodes' background work (lease
+// renewals, heartbeats) is a few a second.
+double CommitsSince(Cluster& cluster, double before) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  return cluster.Commits() - before;
+}
+
 // Batch creates: 4 connections with one node, 2 per node with three.
 json::object BatchCreates(const ClusterOptions& o, int nodes) {
-  Cluster cluster(o, "batch" + std::to_string(nodes), nodes);
+  Cluster cluster(o.binary, o.pg, o.shards, "batch" + std::to_string(nodes), nodes);
   const std::int64_t far = NowMs() + 3'600'000;
   const int connections = nodes == 1 ? 4 : 2;
   const double commits = cluster.Commits();
@@ -56,7 +76,7 @@ json::object BatchCreates(const ClusterOptions& o, int nodes) {
 
 // Single creates: 64 connections in all, spread evenly over the nodes.
 json::object SingleCreates(const ClusterOptions& o, int nodes) {
-  Cluster cluster(o, "single" + std::to_string(nodes), nodes);
+  Cluster cluster(o.binary, o.pg, o.shards, "single" + std::to_string(nodes), nodes);
   const std::int64_t far = NowMs() + 3'600'000;
   std::vector<LoadResult> results(static_cast<std::size_t>(nodes));
   const double commits = cluster.Commits();
@@ -98,7 +118,7 @@ std::pair<std::size_t, std::size_t> Distinct(const std::vector<Delivery>& d) {
 
 json::object Herd(const ClusterOptions& o, int nodes) {
   WebhookReceiver receiver(1);
-  Cluster cluster(o, "herd" + std::to_string(nodes), nodes);
+  Cluster cluster(o.binary, o.pg, o.shards, "herd" + std::to_string(nodes), nodes);
   const std::int64_t t0 = NowMs() + 8000;
   OnEveryNode(cluster, [&](int i) {
     CreateBatches(
@@ -145,7 +165,7 @@ json::object Herd(const ClusterOptions& o, int nodes) {
 // timers due from the kill on are overdue until the others take them.
 json::object Failover(const ClusterOptions& o) {
   WebhookReceiver receiver(1);
-  Cluster cluster(o, "failover", 3, o.failover_lease_ms);
+  Cluster cluster(o.binary, o.pg, o.shards, "failover", 3, o.failover_lease_ms);
   const std::int64_t t0 = NowMs() + 3000;
   const std::uint64_t n = o.failover_timers;
   auto due = [&](std::uint64_t i) {
@@ -219,7 +239,7 @@ json::object Failover(const ClusterOptions& o) {
 // the owner.
 json::object Handoff(const ClusterOptions& o) {
   WebhookReceiver receiver(1);
-  Cluster cluster(o, "handoff", 3);
+  Cluster cluster(o.binary, o.pg, o.shards, "handoff", 3);
   const std::vector<int> owners = cluster.Owners();
   std::vector<std::unique_ptr<server::BlockingHttpClient>> clients;
   for (int i = 0; i < cluster.size(); ++i) {

@@ -39,11 +39,7 @@ class Deployment {
   Deployment(const SchedulePhaseOptions& o, bool cluster, const std::string& name,
              const std::string& dir) {
     if (cluster) {
-      ClusterOptions co;
-      co.binary = o.binary;
-      co.pg = o.pg;
-      co.shards = o.shards;
-      cluster_ = std::make_unique<Cluster>(co, name, 3);
+      cluster_ = std::make_unique<BenchCluster>(o.binary, o.pg, o.shards, name, 3);
     } else {
       data_ = dir + "/" + name;
       embedded_ = std::make_unique<ServerProcess>(o.binary, data_,
@@ -85,7 +81,7 @@ class Deployment {
     meters_.clear();
     for (int i = 0; i < size(); ++i) meters_.emplace_back(node(i).pid());
   }
-  json::object StopCpu() const { return Cluster::Stop(meters_); }
+  json::object StopCpu() const { return BenchCluster::Stop(meters_); }
 
   // `total` POSTs of body(k) to `target`, k = 0..total-1, on `connections`
   // connections spread over the nodes, for at most `duration`.
@@ -142,7 +138,7 @@ class Deployment {
  private:
   std::string data_;
   std::unique_ptr<ServerProcess> embedded_;
-  std::unique_ptr<Cluster> cluster_;
+  std::unique_ptr<BenchCluster> cluster_;
   std::vector<CpuMeter> meters_;
 };
 

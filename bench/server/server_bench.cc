@@ -28,6 +28,10 @@
 //                   20,000; --schedules N) on the embedded store and a
 //                   3-node cluster, beside one-shot timers at the same rate
 //                   (schedule_phases.h); --only-schedules runs just these
+//   flows           flow control: a herd throttled by a flow's rate and by
+//                   its in-flight cap, 1 and 3 nodes, a second flow's
+//                   lateness beside it, the overhead with limits far above
+//                   the load (flow_phases.h); --only-flows runs just these
 #include <algorithm>
 #include <boost/json.hpp>
 #include <chrono>
@@ -43,6 +47,7 @@
 #include "cli/blocking_http_client.h"
 #include "cluster_phases.h"
 #include "create_phases.h"
+#include "flow_phases.h"
 #include "load_client.h"
 #include "pg_peer.h"
 #include "schedule_phases.h"
@@ -402,10 +407,12 @@ int main(int argc, char** argv) {
   bool only_cluster = false;   // the peer and the cluster phases (cluster_phases.h)
   bool only_creates = false;   // just the create phases (create_phases.h)
   bool only_schedules = false;  // just the schedule phases (schedule_phases.h)
+  bool only_flows = false;     // just the flow phases (flow_phases.h)
   ClusterOptions cluster;
   CreatePhaseOptions creates;
   SchedulePhaseOptions schedules;
   std::uint64_t schedule_count = 0;  // --schedules N (0: the default or QUICK's)
+  FlowPhaseOptions flows;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--only-security") only_security = true;
@@ -417,6 +424,7 @@ int main(int argc, char** argv) {
     else if (a == "--cluster-schedules" && i + 1 < argc) {
       schedules.cluster_schedules = std::strtoull(argv[++i], nullptr, 10);
     }
+    else if (a == "--only-flows") only_flows = true;
     else if (a == "--creates-system" && i + 1 < argc) creates.only_systems.push_back(argv[++i]);
     else if (a == "--creates-clients" && i + 1 < argc) creates.clients = {std::atoi(argv[++i])};
     else if (a == "--creates-seconds" && i + 1 < argc) creates.seconds = std::atof(argv[++i]);
@@ -436,9 +444,13 @@ int main(int argc, char** argv) {
       creates.rounds = 1;
       creates.batch_total = 100'000;
       schedules.schedules = 20'000;
+      flows.herd = 10'000;
+      flows.second_flow_timers = 500;
+      flows.overhead_rounds = 1;
+      flows.memory_timers = 100'000;
     } else {
       std::fprintf(stderr, "usage: server_bench --binary build/tickwheel [--pg CONNINFO] [--quick] "
-                           "[--only-security | --only-cluster | --only-cluster-creates | --only-creates "
+                           "[--only-security | --only-cluster | --only-cluster-creates | --only-flows | --only-creates "
                            "[--creates-system S]... [--creates-clients N] [--creates-seconds S] "
                            "[--creates-rounds N] [--no-batches | --only-batches] | --only-schedules] "
                            "[--schedules N] [--cluster-schedules N]\n");
@@ -459,6 +471,16 @@ int main(int argc, char** argv) {
   if (only_schedules) {
     boost::json::object out;
     out["schedules"] = RunSchedulePhases(schedules);
+    std::printf("%s\n", boost::json::serialize(out).c_str());
+    return 0;
+  }
+  flows.binary = o.binary;
+  flows.pg = o.pg;
+  if (only_flows) {
+    boost::json::object out;
+    out["load_average_start"] = LoadAverage();
+    out["flows"] = RunFlowPhases(flows);
+    out["load_average_end"] = LoadAverage();
     std::printf("%s\n", boost::json::serialize(out).c_str());
     return 0;
   }
@@ -524,6 +546,7 @@ int main(int argc, char** argv) {
     out["cluster"] = RunClusterPhases(cluster);
   }
   out["schedules"] = RunSchedulePhases(schedules);
+  out["flows"] = RunFlowPhases(flows);
   out["load_average_end"] = LoadAverage();
   std::printf("%s\n", boost::json::serialize(out).c_str());
   return 0;

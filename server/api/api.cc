@@ -5,6 +5,7 @@
 
 #include "api/list_query.h"
 #include "api/timer_request.h"
+#include "timer/flow_key.h"
 
 namespace tickwheel::server {
 
@@ -32,9 +33,27 @@ Route WithId(Route::Kind kind, std::string_view raw) {
   return route;
 }
 
+Route MatchFlowRoute(std::string_view rest) {
+  Route route{Route::Kind::kFlow};
+  for (auto [suffix, kind] : {std::pair{std::string_view(":pause"), Route::Kind::kFlowPause},
+                              std::pair{std::string_view(":resume"), Route::Kind::kFlowResume}}) {
+    if (rest.size() > suffix.size() && rest.substr(rest.size() - suffix.size()) == suffix) {
+      rest.remove_suffix(suffix.size());
+      route.kind = kind;
+      break;
+    }
+  }
+  return WithId(route.kind, rest);
+}
+
 }  // namespace
 
 Route MatchRoute(std::string_view path) {
+  constexpr std::string_view kFlows = "/v1/flows";
+  if (path == kFlows) return {Route::Kind::kFlows};
+  if (path.size() > kFlows.size() + 1 && path.substr(0, kFlows.size() + 1) == "/v1/flows/") {
+    return MatchFlowRoute(path.substr(kFlows.size() + 1));
+  }
   constexpr std::string_view kTimers = "/v1/timers";
   constexpr std::string_view kRetry = ":retry";
   if (path == "/healthz") return {Route::Kind::kHealth};
@@ -94,6 +113,10 @@ std::string_view RouteTemplate(Route::Kind kind) {
     case Route::Kind::kScheduleResume: return "/v1/schedules/{id}:resume";
     case Route::Kind::kScheduleTrigger: return "/v1/schedules/{id}:trigger";
     case Route::Kind::kScheduleBackfill: return "/v1/schedules/{id}:backfill";
+    case Route::Kind::kFlows: return "/v1/flows";
+    case Route::Kind::kFlow: return "/v1/flows/{key}";
+    case Route::Kind::kFlowPause: return "/v1/flows/{key}:pause";
+    case Route::Kind::kFlowResume: return "/v1/flows/{key}:resume";
     case Route::Kind::kNone: return "other";
   }
   return "other";
@@ -121,6 +144,10 @@ const char* Allowed(Route::Kind kind) {
     case Route::Kind::kScheduleResume:
     case Route::Kind::kScheduleTrigger:
     case Route::Kind::kScheduleBackfill: return "POST";
+    case Route::Kind::kFlows: return "GET";
+    case Route::Kind::kFlow: return "GET, PUT, DELETE";
+    case Route::Kind::kFlowPause:
+    case Route::Kind::kFlowResume: return "POST";
     case Route::Kind::kNone: return "";
   }
   return "";
@@ -144,6 +171,7 @@ Api::Api(Handlers handlers, Metrics& metrics, Gauges gauges, HealthDetail health
       dead_letters_(handlers.dead_letters),
       schedules_(handlers.schedules),
       stats_(handlers.stats),
+      flows_(handlers.flows),
       metrics_(metrics),
       gauges_(std::move(gauges)),
       health_(std::move(health)),
@@ -187,7 +215,8 @@ asio::awaitable<HttpResponse> Api::Answer(HttpRequest& req, const Route& route) 
             "serve it at /ui/"));
       } else {
         res = ErrorResponse(Status::NotFound("no route " + std::string(path) +
-                                             " (the API is under /v1/timers and /v1/schedules)"));
+                                             " (the API is under /v1/timers, /v1/schedules "
+                                             "and /v1/flows)"));
       }
       break;
     case Route::Kind::kHealth:
@@ -264,6 +293,30 @@ asio::awaitable<HttpResponse> Api::Answer(HttpRequest& req, const Route& route) 
         } else {
           res = co_await schedules_.Backfill(req, route.id);
         }
+      }
+      break;
+    }
+    case Route::Kind::kFlows:
+      if (method == http::verb::get) res = co_await flows_.List(query);
+      break;
+    case Route::Kind::kFlow:
+    case Route::Kind::kFlowPause:
+    case Route::Kind::kFlowResume: {
+      Status valid = route.malformed_id
+                         ? Status::Invalid("invalid_flow", "key has a malformed %-escape", "key")
+                         : CheckFlowKey(route.id, "key");
+      if (!valid.ok()) {
+        res = ErrorResponse(valid);
+      } else if (route.kind == Route::Kind::kFlowPause) {
+        if (method == http::verb::post) res = co_await flows_.SetPaused(route.id, true);
+      } else if (route.kind == Route::Kind::kFlowResume) {
+        if (method == http::verb::post) res = co_await flows_.SetPaused(route.id, false);
+      } else if (method == http::verb::get) {
+        res = co_await flows_.Get(route.id);
+      } else if (method == http::verb::put) {
+        res = co_await flows_.Put(req, route.id);
+      } else if (method == http::verb::delete_) {
+        res = co_await flows_.Delete(route.id);
       }
       break;
     }

@@ -12,6 +12,7 @@
 
 #include "api/auth.h"
 #include "api/dead_letter_handlers.h"
+#include "api/flow_handlers.h"
 #include "api/http_response.h"
 #include "api/schedule_handlers.h"
 #include "api/stats_handlers.h"
@@ -26,12 +27,14 @@ struct Route {
     kNone, kHealth, kMetrics, kWhoami, kTimers, kBatch, kTimer, kTimerRetry,
     kRetryFailed, kDeleteFailed, kStats, kStatsSeries, kCluster,
     kSchedules, kSchedule, kSchedulePause, kScheduleResume, kScheduleTrigger, kScheduleBackfill,
+    kFlows, kFlow, kFlowPause, kFlowResume,
   };
   Kind kind = Kind::kNone;
-  // kTimer, kTimerRetry, kSchedule and its actions: the path's id,
-  // percent-decoded (a client may encode any character; "a%40b" is "a@b").
+  // kTimer, kTimerRetry, kSchedule and its actions: the path's id; kFlow
+  // and its actions: the flow key. Percent-decoded (a client may encode any
+  // character; "a%40b" is "a@b").
   std::string id;
-  bool malformed_id = false;  // a %-escape that is not one: 400 naming the id
+  bool malformed_id = false;  // a %-escape that is not one: 400 naming the id (key)
 };
 // The route of `path` (without the query). An action suffix (":retry",
 // ":pause", ...) is matched before the id is decoded, so an encoded colon
@@ -65,6 +68,7 @@ class Api {
     DeadLetterHandlers& dead_letters;
     StatsHandlers& stats;
     ScheduleHandlers& schedules;
+    FlowHandlers& flows;
   };
 
   Api(Handlers handlers, Metrics& metrics, Gauges gauges, HealthDetail health = {},
@@ -83,6 +87,7 @@ class Api {
   DeadLetterHandlers& dead_letters_;
   ScheduleHandlers& schedules_;
   StatsHandlers& stats_;
+  FlowHandlers& flows_;
   Metrics& metrics_;
   const Gauges gauges_;
   const HealthDetail health_;

@@ -6,6 +6,7 @@
 
 #include "api/json_body.h"
 #include "api/timer_json.h"
+#include "timer/flow_key.h"
 #include "timer/occurrence_id.h"
 
 namespace tickwheel::server {
@@ -104,7 +105,8 @@ std::string ScheduleJson(const ScheduleRecord& r, bool show_header_values,
   Field(out, "catch_up", PolicyName(r.catch_up));
   Field(out, "catch_up_window_ms", r.catch_up_window_ms);
   Field(out, "catch_up_max", static_cast<std::int64_t>(r.catch_up_max));
-  AppendDeliveryJson(out, r.target, r.headers, r.payload, r.max_attempts, r.backoff_ms,
+  AppendDeliveryJson(out, r.target, r.headers, r.flow.empty() ? DefaultFlowKey(r.target) : r.flow,
+                     r.payload, r.max_attempts, r.backoff_ms,
                      show_header_values);
   Field(out, "created_ms", r.created_ms);
   Field(out, "updated_ms", r.updated_ms);

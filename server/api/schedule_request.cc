@@ -89,11 +89,11 @@ Status ParseFields(const json::object& obj, const ApiLimits& limits, std::int64_
   KnownFields create = {"id", "every_ms", "anchor_ms", "cron", "time_zone", "dst_gap",
                         "dst_overlap", "start_ms", "end_ms", "max_occurrences", "jitter_ms",
                         "overlap", "catch_up", "catch_up_window_ms", "catch_up_max", "target",
-                        "payload", "retry"};
+                        "flow", "payload", "retry"};
   KnownFields update = {"every_ms", "anchor_ms", "cron", "time_zone", "dst_gap", "dst_overlap",
                         "start_ms", "end_ms", "max_occurrences", "jitter_ms", "overlap",
-                        "catch_up", "catch_up_window_ms", "catch_up_max", "target", "payload",
-                        "retry"};
+                        "catch_up", "catch_up_window_ms", "catch_up_max", "target", "flow",
+                        "payload", "retry"};
   if (Status s = CheckFields(obj, patch ? update : create, ""); !s.ok()) return s;
   if (obj.contains("every_ms") && obj.contains("cron")) {
     return Bad("conflicting_fields", "cron", "give either every_ms or cron, not both");
@@ -152,7 +152,8 @@ Status ParseFields(const json::object& obj, const ApiLimits& limits, std::int64_
   if (!catch_up_max.ok()) return catch_up_max.status();
   if (*catch_up_max) out.catch_up_max = static_cast<std::uint32_t>(**catch_up_max);
   // What each occurrence delivers.
-  if (!patch || obj.contains("target") || obj.contains("payload") || obj.contains("retry")) {
+  if (!patch || obj.contains("target") || obj.contains("flow") || obj.contains("payload") ||
+      obj.contains("retry")) {
     TimerSpec spec;
     spec.max_attempts = limits.default_max_attempts;
     spec.backoff_ms = limits.default_backoff_ms;
@@ -161,6 +162,7 @@ Status ParseFields(const json::object& obj, const ApiLimits& limits, std::int64_
       out.target = spec.target;
       out.headers = spec.headers;
     }
+    if (obj.contains("flow")) out.flow = spec.flow;
     if (!patch || obj.contains("payload")) out.payload = spec.payload;
     const json::value* retry = obj.if_contains("retry");
     if (!patch || (retry && retry->as_object().contains("max_attempts"))) {
@@ -217,6 +219,7 @@ Result<ScheduleRecord> ParseScheduleCreate(const json::value& body, const ApiLim
       r.catch_up == CatchUpPolicy::kNone ? kDefaultNoneWindowMs : kDefaultCatchUpWindowMs);
   r.catch_up_max = fields.catch_up_max.value_or(kDefaultCatchUpMax);
   r.target = *fields.target;
+  r.flow = fields.flow.value_or("");
   r.headers = *fields.headers;
   r.payload = *fields.payload;
   r.max_attempts = *fields.max_attempts;

@@ -23,8 +23,9 @@ std::string Quoted(std::string_view text) {
 
 void AppendDeliveryJson(std::string& out, const std::string& target,
                         const std::vector<std::pair<std::string, std::string>>& headers,
-                        const std::string& payload, std::uint32_t max_attempts,
-                        std::uint32_t backoff_ms, bool show_header_values) {
+                        const std::string& flow, const std::string& payload,
+                        std::uint32_t max_attempts, std::uint32_t backoff_ms,
+                        bool show_header_values) {
   out += ",\"retry\":{\"max_attempts\":";
   out += std::to_string(max_attempts);
   out += ",\"backoff_ms\":";
@@ -46,7 +47,12 @@ void AppendDeliveryJson(std::string& out, const std::string& target,
       out += '}';
     }
   }
-  out += "},\"payload\":";
+  out += '}';
+  if (!flow.empty()) {
+    out += ",\"flow\":";
+    out += Quoted(flow);
+  }
+  out += ",\"payload\":";
   out += payload.empty() ? "null" : payload;
 }
 
@@ -66,7 +72,7 @@ std::string TimerJson(const TimerRecord& r, bool show_header_values) {
   }
   out += ",\"attempts\":";
   out += std::to_string(r.attempts);
-  AppendDeliveryJson(out, r.target, r.headers, r.payload, r.max_attempts, r.backoff_ms,
+  AppendDeliveryJson(out, r.target, r.headers, r.flow, r.payload, r.max_attempts, r.backoff_ms,
                      show_header_values);
   out += ",\"created_ms\":";
   out += std::to_string(r.created_ms);
@@ -85,6 +91,7 @@ std::string TimerJson(const TimerRecord& r, bool show_header_values) {
              ",\"duration_ms\":" + std::to_string(a.duration_ms);
       if (a.status != 0) out += ",\"status\":" + std::to_string(a.status);
       if (!a.error.empty()) out += ",\"error\":" + Quoted(a.error);
+      if (a.throttled_ms != 0) out += ",\"throttled_ms\":" + std::to_string(a.throttled_ms);
       out += '}';
     }
     out += ']';

@@ -15,12 +15,14 @@
 namespace tickwheel::server {
 
 // What a timer (or a schedule's occurrences) delivers: appends
-// ,"retry":{...},"target":{...},"payload":... to `out`. Target header
-// values are shown as "***" unless `show_header_values`.
+// ,"retry":{...},"target":{...}[,"flow":...],"payload":... to `out` (no
+// "flow" when `flow` is empty). Target header values are shown as "***"
+// unless `show_header_values`.
 void AppendDeliveryJson(std::string& out, const std::string& target,
                         const std::vector<std::pair<std::string, std::string>>& headers,
-                        const std::string& payload, std::uint32_t max_attempts,
-                        std::uint32_t backoff_ms, bool show_header_values);
+                        const std::string& flow, const std::string& payload,
+                        std::uint32_t max_attempts, std::uint32_t backoff_ms,
+                        bool show_header_values);
 
 // A timer as GET answers it. Target header values are shown as "***"
 // unless `show_header_values`.

@@ -32,6 +32,7 @@ namespace tickwheel::server {
 //            plans its schedule in the same write: the next occurrence is
 //            created there, or this one skipped or buffered by the
 //            schedule's policies (then it is not sent).
+//   (the scheduler let it go within its flow's limits: flow/flow_gate.h)
 //   send     POST {"id", "payload", "fire_at_ms", "attempt"} (and, for an
 //            occurrence, "schedule" and "nominal_ms") with
 //            Idempotency-Key: <id> and the timer's headers (and, when the
@@ -40,6 +41,8 @@ namespace tickwheel::server {
 //            With the debug log level, each attempt's outcome is logged
 //            (id, attempt, host, status, latency; never the URL's path,
 //            headers or payload).
+//   answer   the flow's slot is given back at once, with what the answer
+//            says of the flow (a 429, a Retry-After): Scheduler::AttemptEnded
 //   outcome  Complete() of each record, written in batches (fenced); an
 //            occurrence that finished may release the one its schedule
 //            buffered (overlap "buffer_one"), in the same write.
@@ -64,7 +67,7 @@ class Dispatcher {
   ~Dispatcher();  // Stop()
 
   // The scheduler's `fire` callback.
-  void OnFired(std::vector<DueEntry> due);
+  void OnFired(std::vector<FiredTimer> due);
 
   // Attempts claimed whose outcome is not yet written (or dropped).
   std::int64_t in_flight() const { return in_flight_.load(); }
@@ -81,16 +84,18 @@ class Dispatcher {
     double jitter;  // of the retry delay, drawn when the outcome arrived
   };
 
-  void ClaimChunk(std::vector<DueEntry> entries);
+  void ClaimChunk(std::vector<FiredTimer> entries);
   // Adds what the schedules' planning did in a committed write to the metrics.
   void CountPlanning(const PlanTotals& totals);
   // Leaves a timer that cannot be attempted here in memory for an hour.
   void Park(const DueEntry& entry);
   static constexpr std::chrono::hours kParkedFor{1};
-  void Deliver(const TimerRecord& record);
+  // `throttled_ms`: how long it waited for its flow (the attempt log has it).
+  void Deliver(const TimerRecord& record, std::int64_t throttled_ms);
   // `where`: the target's host:port or NATS subject, for the debug log.
   void OnAttemptDone(const std::string& id, std::uint32_t attempt, std::int64_t started_ms,
-                     const std::string& where, AttemptResult result);
+                     std::int64_t throttled_ms, const std::string& where,
+                     AttemptResult result);
   // Writes queued outcomes, at most kMaxOutcomeWrites writes at a time.
   void FlushOutcomes() TW_EXCLUDES(outcomes_mutex_);
   // One call of WriteOutcomes: its outcomes are written in parts (one

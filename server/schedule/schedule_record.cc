@@ -9,6 +9,7 @@ namespace tickwheel::server {
 namespace {
 
 constexpr std::uint8_t kFormat1 = 1;
+constexpr std::uint8_t kFormat2 = 2;  // format 1 and, last, the flow named
 constexpr std::uint16_t kMaxHeaders = 256;
 constexpr std::uint32_t kMaxCatchUps = 100'000;
 
@@ -61,7 +62,7 @@ std::string_view EndReasonName(EndReason r) { return kEndReasons[static_cast<int
 ScheduleRow EncodeSchedule(const ScheduleRecord& r) {
   std::string out;
   out.reserve(160 + r.spec.cron.size() + r.target.size() + r.payload.size());
-  PutFixed(out, kFormat1);
+  PutFixed(out, kFormat2);
   PutFixed(out, static_cast<std::uint8_t>(r.state));
   // The recurrence.
   PutOptional(out, r.spec.every_ms);
@@ -109,6 +110,7 @@ ScheduleRow EncodeSchedule(const ScheduleRecord& r) {
                           c.skipped_dst, c.triggered, c.backfilled}) {
     PutFixed(out, v);
   }
+  PutString(out, r.flow);
   return ScheduleRow{r.id, static_cast<std::uint8_t>(r.state), std::move(out)};
 }
 
@@ -120,7 +122,7 @@ Result<ScheduleRecord> DecodeSchedule(const ScheduleRow& row) {
   if (!in.Fixed(version)) {
     return Status::Corrupt("the record of schedule \"" + r.id + "\" is empty");
   }
-  if (version != kFormat1) {
+  if (version != kFormat1 && version != kFormat2) {
     return Status::Corrupt("the record of schedule \"" + r.id + "\" has format " +
                            std::to_string(version) +
                            ", which this server does not know (written by a newer tickwheel? "
@@ -156,9 +158,11 @@ Result<ScheduleRecord> DecodeSchedule(const ScheduleRow& row) {
                            &c.skipped_dst, &c.triggered, &c.backfilled}) {
     ok = ok && in.Fixed(*v);
   }
+  if (version >= kFormat2) ok = ok && in.String(r.flow);
   if (!ok || !in.done() || static_cast<std::uint8_t>(r.state) != row.state) {
     return Status::Corrupt("the record of schedule \"" + r.id +
-                           "\" is damaged (format 1); it is left untouched");
+                           "\" is damaged (format " + std::to_string(version) +
+                           "); it is left untouched");
   }
   return r;
 }

@@ -83,6 +83,9 @@ struct ScheduleRecord {
 
   // What every occurrence delivers, as a timer's fields.
   std::string target;  // timer/target.h
+  // The flow its occurrences belong to (docs/flows.md) when the client
+  // named one; empty: its target's (DefaultFlowKey).
+  std::string flow;
   std::vector<std::pair<std::string, std::string>> headers;
   std::string payload = "null";
   std::uint32_t max_attempts = 1;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <set>
 
+#include "timer/flow_key.h"
 #include "timer/occurrence_id.h"
 #include "timer/timer_state_machine.h"
 
@@ -62,6 +63,7 @@ TimerRecord OccurrenceTimer(const ScheduleRecord& s, const NewOccurrence& o, std
   r.created_ms = now;
   r.updated_ms = now;
   r.target = s.target;
+  r.flow = s.flow.empty() ? DefaultFlowKey(s.target) : s.flow;
   r.headers = s.headers;
   r.payload = s.payload;
   return r;
@@ -103,6 +105,7 @@ void RewriteUnclaimed(StoreTxn& txn, const ScheduleRecord& s,
     if (!r.ok() || !*r || !Unclaimed(**r)) continue;
     TimerRecord next = **r;
     next.target = s.target;
+    next.flow = s.flow.empty() ? DefaultFlowKey(s.target) : s.flow;
     next.headers = s.headers;
     next.payload = s.payload;
     next.max_attempts = s.max_attempts;
@@ -157,7 +160,7 @@ void PlanTotals::Add(const PlanStep& step) {
 
 bool SchedulePatch::empty() const {
   return !every_ms && !anchor_ms && !cron && !time_zone && !dst_gap && !dst_overlap && !start_ms && !end_ms && !max_occurrences && !jitter_ms && !overlap &&
-         !catch_up && !catch_up_window_ms && !catch_up_max && !target && !headers && !payload &&
+         !catch_up && !catch_up_window_ms && !catch_up_max && !target && !flow && !headers && !payload &&
          !max_attempts && !backoff_ms;
 }
 
@@ -223,6 +226,7 @@ Status PatchSchedule(StoreTxn& txn, const std::string& id, const SchedulePatch& 
   if (patch.catch_up_window_ms) r.catch_up_window_ms = *patch.catch_up_window_ms;
   if (patch.catch_up_max) r.catch_up_max = *patch.catch_up_max;
   if (patch.target) r.target = *patch.target;
+  if (patch.flow) r.flow = *patch.flow;
   if (patch.headers) r.headers = *patch.headers;
   if (patch.payload) r.payload = *patch.payload;
   if (patch.max_attempts) r.max_attempts = *patch.max_attempts;

@@ -87,6 +87,7 @@ struct SchedulePatch {
   std::optional<std::uint32_t> catch_up_max;
   // What occurrences deliver (target and headers together).
   std::optional<std::string> target;
+  std::optional<std::string> flow;  // a flow key; "": back to the target's
   std::optional<std::vector<std::pair<std::string, std::string>>> headers;
   std::optional<std::string> payload;
   std::optional<std::uint32_t> max_attempts, backoff_ms;

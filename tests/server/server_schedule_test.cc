@@ -131,6 +131,26 @@ TEST_P(ServerScheduleTest, TheApiCreatesReadsChangesAndDeletesSchedules) {
     EXPECT_EQ(refused.status, 400) << bad;
     EXPECT_EQ(ErrorCode(refused), "invalid_id") << bad;
   }
+  // A schedule's flow (docs/flows.md): its target's by default, or the one
+  // it names, carried to its occurrences; a PATCH of it too.
+  EXPECT_EQ(got.body.at("flow").as_string(), "127.0.0.1:" + std::to_string(receiver.port()));
+  EXPECT_EQ(Call(client, "GET", "/v1/timers/report@" + std::to_string(next))
+                .body.at("flow")
+                .as_string(),
+            "127.0.0.1:" + std::to_string(receiver.port()));
+  JsonCall flowed = Call(client, "POST", "/v1/schedules",
+                         Every("flowed", 3'600'000, receiver.url(), R"("flow":"payments-api")"));
+  ASSERT_EQ(flowed.status, 201) << flowed.raw;
+  EXPECT_EQ(flowed.body.at("flow").as_string(), "payments-api");
+  const std::string flowed_next =
+      "/v1/timers/flowed@" + std::to_string(flowed.body.at("next_ms").as_int64());
+  EXPECT_EQ(Call(client, "GET", flowed_next).body.at("flow").as_string(), "payments-api");
+  ASSERT_EQ(Call(client, "PATCH", "/v1/schedules/flowed", R"({"flow":"billing"})").status, 200);
+  EXPECT_EQ(Call(client, "GET", flowed_next).body.at("flow").as_string(), "billing");
+  EXPECT_EQ(ErrorCode(Call(client, "POST", "/v1/schedules",
+                           Every("badflow", 60'000, receiver.url(), R"("flow":"a b")"))),
+            "invalid_flow");
+  ASSERT_EQ(Call(client, "DELETE", "/v1/schedules/flowed").status, 200);
   JsonCall at_id = Call(client, "POST", "/v1/timers", TimerBody("x@1", 1000, receiver.url()));
   EXPECT_EQ(at_id.status, 400);
   EXPECT_EQ(ErrorCode(at_id), "invalid_id");

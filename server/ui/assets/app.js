@@ -13,6 +13,7 @@ import * as deadLetters from './views/dead_letters.js';
 import * as schedules from './views/schedules.js';
 import * as schedule from './views/schedule.js';
 import * as cluster from './views/cluster.js';
+import * as flows from './views/flows.js';
 
 const ROUTES = [
   { pattern: /^\/?$/, nav: 'overview', view: overview },
@@ -21,6 +22,7 @@ const ROUTES = [
   { pattern: /^\/schedules$/, nav: 'schedules', view: schedules },
   { pattern: /^\/schedule\/(.+)$/, nav: 'schedules', view: schedule },
   { pattern: /^\/dead-letters$/, nav: 'dead-letters', view: deadLetters },
+  { pattern: /^\/flows$/, nav: 'flows', view: flows },
   { pattern: /^\/cluster$/, nav: 'cluster', view: cluster },
 ];
 
