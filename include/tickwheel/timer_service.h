@@ -22,7 +22,7 @@ struct TimerServiceOptions {
   // only if workers > 1; a repeating timer never overlaps itself.
   std::size_t workers = 1;
   // Independent (lock, wheel) shards; a thread adds to the one its id hashes
-  // to, so producers rarely contend. 0: 4 per hardware thread.
+  // to, so producers rarely contend. 0: 4 per hardware thread, 1 to 64.
   std::size_t shards = 0;
   // nullptr: SystemClock::Instance(). Not owned; must outlive the service.
   Clock* clock = nullptr;
