@@ -320,19 +320,31 @@ TEST(RocksDbStoreTest, TellsItsListenerOfDueChangesInCommitOrder) {
   EXPECT_EQ(changes, (std::vector<Change>{{"a", 10}, {"a", 50}, {"a", std::nullopt}}));
 }
 
+// A store in `dir` over a FaultyFileSystem. Members are destroyed in reverse
+// order: the store before the Env and the file system it writes through.
+struct StoreOverFaultyDisk {
+  explicit StoreOverFaultyDisk(const std::string& dir) {
+    StoreOptions options;
+    options.data_dir = dir;
+    auto opened = OpenRocksDbTimerStore(options, env.get());
+    EXPECT_TRUE(opened.ok()) << opened.status().ToString();
+    if (opened.ok()) store = std::move(*opened);
+  }
+  std::shared_ptr<testing::FaultyFileSystem> fs = std::make_shared<testing::FaultyFileSystem>();
+  std::unique_ptr<rocksdb::Env> env = testing::EnvOver(fs);
+  std::unique_ptr<TimerStore> store;
+};
+
 // docs/server.md: a mutation is acknowledged only once it is in the
 // write-ahead log and the log is synced. Each durable write (what every API
 // mutation asks for: create, reschedule, cancel, retry) syncs the log before
 // its `done` runs.
 TEST(RocksDbStoreTest, ADurableWriteSyncsTheLogBeforeItIsAcknowledged) {
   TempDirectory dir;
-  auto fs = std::make_shared<testing::FaultyFileSystem>();
-  auto env = testing::EnvOver(fs);
-  StoreOptions options;
-  options.data_dir = dir.path();
-  auto opened = OpenRocksDbTimerStore(options, env.get());
-  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-  std::unique_ptr<TimerStore> store = std::move(*opened);
+  StoreOverFaultyDisk disk(dir.path());
+  ASSERT_NE(disk.store, nullptr);
+  const std::shared_ptr<testing::FaultyFileSystem>& fs = disk.fs;
+  std::unique_ptr<TimerStore>& store = disk.store;
   const std::vector<std::pair<std::string, std::function<void(StoreTxn&)>>> writes = {
       {"create", [](StoreTxn& txn) { txn.Put(std::nullopt, Record("t", 10)); }},
       {"change", [](StoreTxn& txn) { txn.Put(**txn.Get("t"), Record("t", 20)); }},
@@ -357,13 +369,10 @@ TEST(RocksDbStoreTest, ADurableWriteSyncsTheLogBeforeItIsAcknowledged) {
 // and what was acknowledged before is all there.
 TEST(RocksDbStoreTest, AWriteErrorFailsItsGroupAndTheStoreHealsWithTheDisk) {
   TempDirectory dir;
-  auto fs = std::make_shared<testing::FaultyFileSystem>();
-  auto env = testing::EnvOver(fs);
-  StoreOptions options;
-  options.data_dir = dir.path();
-  auto opened = OpenRocksDbTimerStore(options, env.get());
-  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-  std::unique_ptr<TimerStore> store = std::move(*opened);
+  StoreOverFaultyDisk disk(dir.path());
+  ASSERT_NE(disk.store, nullptr);
+  const std::shared_ptr<testing::FaultyFileSystem>& fs = disk.fs;
+  std::unique_ptr<TimerStore>& store = disk.store;
   Apply(*store, {"before"}, [](StoreTxn& txn) { txn.Put(std::nullopt, Record("before", 1)); });
   for (bool no_space : {false, true}) {
     fs->SetFailing(true, no_space);
