@@ -51,8 +51,9 @@ struct WheelAccess;
 // 1M are due within 300 ms); spread, each Advance moves its share.
 //
 // Failures: Schedule, Reschedule and Reserve either do what they say or
-// throw (std::bad_alloc; Reserve also std::length_error) having changed
-// nothing; Cancel and NextDeadline never throw. Advance out of memory
+// throw (std::bad_alloc; Schedule and Reserve also std::length_error past
+// 2^32-1 timers) having changed nothing (Reserve may keep the slab chunks
+// it added before failing); Cancel and NextDeadline never throw. Advance out of memory
 // throws before firing anything (while applying queued moves) or, when
 // re-filing a timer it moves down a level fails, after firing what was due
 // before it, leaving the rest pending for the next Advance. If `on_expire`
@@ -86,7 +87,9 @@ class Wheel {
 
   // Adds a timer that becomes due at `deadline` and returns its id. A
   // deadline at or before the wheel's time is due at the next Advance.
-  // Allocates only when the slab or a slot must grow.
+  // Allocates only when the slab or a slot must grow; if that fails it
+  // throws std::bad_alloc (std::length_error past 2^32-1 timers) and the
+  // wheel is as it was.
   TimerId Schedule(TimePoint deadline, T payload);
 
   // Removes a pending timer without firing it; its payload is destroyed.
@@ -112,6 +115,11 @@ class Wheel {
   // itself "now" cannot loop forever. If `on_expire` throws, the exception
   // propagates; the timer being fired is consumed and every other timer stays
   // pending.
+  // Out of memory it throws std::bad_alloc: before firing anything (while
+  // applying queued moves), or, when re-filing a timer it moves down a
+  // level fails, after firing what was due before it; every timer not
+  // fired stays pending for the next Advance. No timer is lost or fired
+  // twice either way.
   // REQUIRES: not called from inside `on_expire`.
   template <typename F>
   std::size_t Advance(TimePoint now, F&& on_expire);
@@ -132,7 +140,8 @@ class Wheel {
   // fill). The chunks it adds are on transparent huge pages where the
   // system has them (fewer TLB misses for random access); chunks the slab
   // grows on demand are not (see AddChunk). Never shrinks. Throws
-  // std::length_error if `n` >= 2^32, or std::bad_alloc.
+  // std::length_error if `n` >= 2^32, or std::bad_alloc; no timer is
+  // touched then (the chunks added before the failure stay).
   void Reserve(std::size_t n);
 
   // Does the queued slot work, then verifies every internal invariant in
