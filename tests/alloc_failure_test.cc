@@ -15,6 +15,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -35,6 +36,7 @@
 #include "tickwheel/executors/bulk_executor.h"
 #include "tickwheel/executors/chunk_executor.h"
 #include "tickwheel/executors/delay_executor.h"
+#include "tickwheel/internal/timer_shard.h"
 #include "tickwheel/timer_service.h"
 #include "tickwheel/timing_wheel.h"
 #include "tickwheel/wheel.h"
@@ -499,6 +501,60 @@ TEST_F(TimerServiceAllocTest, RepeatWhoseRearmRunsOutOfMemoryGoesOn) {
   Advance(milliseconds(10));
   EXPECT_EQ(run.load(), 3);
   EXPECT_EQ(runs_.at(3), start_ + milliseconds(30));
+}
+
+// The state machine under TimerService, driven directly so that the timer
+// thread's retry comes exactly when the test says. A repeat (every 10 ms)
+// whose re-arm ran out of memory after its run at 10 ms is re-armed by the
+// shard's next Advance and makes its run at 20 ms: on time if that Advance
+// comes at or before 20 ms, else once, late (as after a stall), and then
+// keeps its phase (next at 30 ms). Before, the retry skipped a run due at
+// or before the retry's time: retried at 20 ms or later it was armed for
+// 30 ms, and running out of memory had cost the repeat a run. (Through the
+// service, RepeatWhoseRearmRunsOutOfMemoryGoesOn saw this when the timer
+// thread's retry came after the clock's next move: 1 run in 6.)
+TEST(TimerShardAllocTest, RepeatRearmedAfterOutOfMemoryLosesNoRun) {
+  using internal::TimerShard;
+  const TimePoint t0{std::chrono::hours(1)};
+  auto advance = [](TimerShard& shard, TimePoint now) {
+    std::vector<TimerShard::Fired> fired;
+    shard.Advance(now, fired);
+    return fired;
+  };
+  // One case; its ASSERTs end the case, not the test.
+  auto retried_at = [&](int retry_ms) {
+    SCOPED_TRACE("retried at " + std::to_string(retry_ms) + " ms");
+    TimerShard shard(milliseconds(1), t0, 0, 1);
+    TimerShard::Callback fn = [] {};
+    const TimerId id = shard.Add(t0 + milliseconds(10), milliseconds(10), fn);
+    ASSERT_EQ(advance(shard, t0 + milliseconds(10)).size(), 1u);
+    TimerShard::Callback running;
+    ASSERT_EQ(shard.TakeToRun(id, running), TimerShard::Start::kRepeat);
+    TimerShard::Finished finished;
+    {
+      FailNth fail(0);  // filing the next run (its slot has no room yet)
+      finished = shard.FinishRun(id, running, t0 + milliseconds(10));
+      EXPECT_TRUE(fail.failed());
+    }
+    ASSERT_TRUE(finished.out_of_memory);
+    EXPECT_EQ(shard.live(), 1u);
+
+    const TimePoint retry = t0 + milliseconds(retry_ms);
+    std::vector<TimerShard::Fired> fired = advance(shard, retry);
+    if (retry < t0 + milliseconds(20)) {
+      EXPECT_TRUE(fired.empty());
+      fired = advance(shard, t0 + milliseconds(20));
+    }
+    ASSERT_EQ(fired.size(), 1u) << "the run at 20 ms was lost";
+    EXPECT_EQ(fired[0].id, id);
+    EXPECT_EQ(fired[0].due, t0 + milliseconds(20));
+    ASSERT_EQ(shard.TakeToRun(id, running), TimerShard::Start::kRepeat);
+    const TimePoint ended = std::max(retry, t0 + milliseconds(20));
+    finished = shard.FinishRun(id, running, ended);
+    EXPECT_FALSE(finished.out_of_memory);
+    EXPECT_EQ(finished.armed_at, std::optional<TimePoint>(t0 + milliseconds(30)));
+  };
+  for (const int retry_ms : {15, 20, 25}) retried_at(retry_ms);
 }
 
 // ---------------------------------------------------------------------------

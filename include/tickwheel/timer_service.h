@@ -53,7 +53,9 @@ struct TimerServiceOptions {
 // service goes on (a repeat is re-armed). Out of memory, the timer thread
 // reports the std::bad_alloc to on_error and tries again max(tick, 1 ms)
 // later, and a repeat whose re-arm fails after its run is reported and
-// re-armed by the timer thread: no timer is lost or run twice.
+// re-armed by the timer thread for the run it had (late, once, if the
+// retry comes after that run's time, as after a stall): no timer or run of
+// a repeat is lost or run twice.
 //
 // Thread safety: all methods may be called from any thread, including from
 // inside callbacks (they run under no lock of the service).
