@@ -161,20 +161,29 @@ class RunCounts {
   static constexpr int kLabels = 64;
   explicit RunCounts(const Clock& clock) : clock_(clock) {}
   void Ran(int label) {
-    at_[label] = clock_.Now().time_since_epoch().count();
+    const std::int64_t now = clock_.Now().time_since_epoch().count();
+    std::int64_t none = 0;
+    first_at_[label].compare_exchange_strong(none, now);
+    at_[label] = now;
     ++runs_[label];
   }
   int runs(int label) const { return runs_[label].load(); }
   void Reset() {
     for (auto& r : runs_) r = 0;
     for (auto& a : at_) a = 0;
+    for (auto& a : first_at_) a = 0;
   }
+  // The time of the last run of `label`, and of the first.
   TimePoint at(int label) const { return TimePoint(Duration(at_[label].load())); }
+  TimePoint first_at(int label) const {
+    return TimePoint(Duration(first_at_[label].load()));
+  }
 
  private:
   const Clock& clock_;
   std::array<std::atomic<int>, kLabels> runs_{};
   std::array<std::atomic<std::int64_t>, kLabels> at_{};
+  std::array<std::atomic<std::int64_t>, kLabels> first_at_{};
 };
 
 // ---------------------------------------------------------------------------
@@ -313,6 +322,34 @@ class TimerServiceAllocTest : public ::testing::Test {
       runs_.Ran(label);
     };
   }
+  // Makes a service whose shard has a full queue of re-files: 70 one-shots
+  // at 500 + i ms (label label_of(i)) and one at 100 ms (label 61) that the
+  // timer thread sleeps until; then 64 of the 70 moved to 200 ms, earlier
+  // than their slots (so the wheel queues their re-files) and later than
+  // 100 ms (so the timer thread is not woken to apply them). The next
+  // Reschedule or Cancel finds the queue full and applies it: it allocates.
+  // (Without the timer at 100 ms and the wait for the timer thread to sleep,
+  // the timer thread applied the queue now and then, racing the call: the
+  // Reschedule sweep saw no allocation, about 1 run in 20.)
+  template <typename LabelOf>
+  std::vector<TimerId> MakeWithAFullQueue(LabelOf label_of) {
+    Make();
+    runs_.Reset();
+    std::vector<TimerId> ids;
+    for (int i = 0; i < 70; ++i) {
+      ids.push_back(service_->After(milliseconds(500 + i), Label(label_of(i))));
+    }
+    service_->After(milliseconds(100), Label(61));
+    // Returns once the timer thread has read the new time and sleeps again,
+    // every wake-up the adds asked for consumed. (Not AdvanceTo(Now()): a
+    // sleeper woken but not yet running still counts as blocked at the
+    // time it read, which is not earlier than a time that did not move.)
+    clock_.Advance(milliseconds(1));
+    for (int i = 0; i < 64; ++i) {
+      service_->Reschedule(ids[i], milliseconds(200));
+    }
+    return ids;
+  }
   // Waits until everything handed out so far has run (one worker).
   void Settle() {
     Gate done;
@@ -368,14 +405,8 @@ TEST_F(TimerServiceAllocTest, AddsEitherAddOrChangeNothing) {
 TEST_F(TimerServiceAllocTest, RescheduleMovesOrChangesNothingAndCancelNeverThrows) {
   WithinDeadline("the sweep", [&] {
     EXPECT_GT(Sweep("Reschedule", [&](long n) {
-      Make();
-      runs_.Reset();
-      std::vector<TimerId> ids;
-      for (int i = 0; i < 70; ++i) {
-        ids.push_back(service_->After(milliseconds(500 + i), Label(i % 60)));
-      }
-      // 64 moves earlier than their slots: queued, applied by the next.
-      for (int i = 0; i < 64; ++i) service_->Reschedule(ids[i], milliseconds(200));
+      const std::vector<TimerId> ids =
+          MakeWithAFullQueue([](int i) { return i % 60; });
       bool injected;
       const bool threw = Throws(n, injected, [&] {
         service_->Reschedule(ids[65], milliseconds(20));
@@ -384,23 +415,20 @@ TEST_F(TimerServiceAllocTest, RescheduleMovesOrChangesNothingAndCancelNeverThrow
       EXPECT_EQ(runs_.runs(5), threw ? 0 : 1);  // label of ids[65]
       Advance(milliseconds(600));
       EXPECT_EQ(runs_.runs(5), 2);  // ids[5] and ids[65]
+      EXPECT_EQ(runs_.runs(61), 1);
       service_.reset();
       return injected;
     }), 0);
     Sweep("Cancel", [&](long n) {
-      Make();
-      runs_.Reset();
-      std::vector<TimerId> ids;
-      for (int i = 0; i < 70; ++i) {
-        ids.push_back(service_->After(milliseconds(500 + i), Label(1)));
-      }
-      for (int i = 0; i < 64; ++i) service_->Reschedule(ids[i], milliseconds(200));
+      const std::vector<TimerId> ids =
+          MakeWithAFullQueue([](int) { return 1; });
       bool injected;
       bool cancelled = false;
       EXPECT_FALSE(Throws(n, injected, [&] { cancelled = service_->Cancel(ids[66]); }));
       EXPECT_TRUE(cancelled);
       Advance(milliseconds(600));
       EXPECT_EQ(runs_.runs(1), 69);
+      EXPECT_EQ(runs_.runs(61), 1);
       service_.reset();
       return injected;
     });
@@ -415,6 +443,11 @@ TEST_F(TimerServiceAllocTest, RescheduleMovesOrChangesNothingAndCancelNeverThrow
 // went through: the clock moves without waiting for the worker, and a
 // fixed-rate repeat skips the periods that passed while it was behind
 // (TimerService's class comment), as it does when the machine stalls.
+// 20 one-shots are due at each of 1..20 ms, so that the timer thread must
+// allocate as they fire: its list of fired timers has room for 16 at first,
+// and the workers' queue takes a new block every 32 timers (with one timer
+// per millisecond, whether anything allocated before the loop gave up
+// depended on how fast the worker ran: no failure, 1 run in 30).
 TEST_F(TimerServiceAllocTest, TimerThreadAndWorkersOutOfMemoryLoseNothing) {
   WithinDeadline("the sweep", [&] {
     for (long k = 1; k <= 12; ++k) {
@@ -423,7 +456,9 @@ TEST_F(TimerServiceAllocTest, TimerThreadAndWorkersOutOfMemoryLoseNothing) {
       runs_.Reset();
       const TimePoint t0 = clock_.Now();
       for (int i = 1; i <= 20; ++i) {
-        service_->After(milliseconds(i), [this, i] { runs_.Ran(i); });
+        for (int j = 0; j < 20; ++j) {
+          service_->After(milliseconds(i), [this, i] { runs_.Ran(i); });
+        }
       }
       service_->Every(milliseconds(3), [this] { runs_.Ran(0); });
       {
@@ -435,8 +470,9 @@ TEST_F(TimerServiceAllocTest, TimerThreadAndWorkersOutOfMemoryLoseNothing) {
       }
       Advance(milliseconds(30));
       for (int i = 1; i <= 20; ++i) {
-        EXPECT_EQ(runs_.runs(i), 1) << "timer " << i;
-        EXPECT_GE(runs_.at(i), t0 + milliseconds(i)) << "timer " << i;
+        EXPECT_EQ(runs_.runs(i), 20) << "the timers due at " << i << " ms";
+        EXPECT_GE(runs_.first_at(i), t0 + milliseconds(i))
+            << "the timers due at " << i << " ms";
       }
       EXPECT_GE(errors_.load(), 1);
       EXPECT_EQ(service_->size(), 1u);  // the repeat alone
