@@ -31,8 +31,7 @@ double ProcCpuSeconds(pid_t pid);
 class CpuMeter {
  public:
   explicit CpuMeter(pid_t server = 0);
-  // {wall_s, bench_cpu_pct, machine_cpu_pct[, server_cpu_pct]} since
-  // construction.
+  // {bench_cpu_pct, machine_cpu_pct[, server_cpu_pct]} since construction.
   boost::json::object Stop() const;
 
  private:

@@ -37,8 +37,7 @@ void NotificationListener::Loop() {
   while (!stop_.load()) {
     Result<std::unique_ptr<PgConnection>> conn = PgConnection::Connect(postgres_);
     Status s = conn.ok() ? (*conn)->ExecScript("LISTEN " + std::string(kDueChannel) +
-                                               "; LISTEN tickwheel_leases; LISTEN " +
-                                               std::string(kFlowsChannel))
+                                               "; LISTEN tickwheel_leases")
                          : conn.status();
     if (!s.ok()) {
       spdlog::warn("notifications: {}; trying again", s.message());
@@ -62,15 +61,11 @@ void NotificationListener::Loop() {
           if (payload != node_id_ && callbacks_.leases) callbacks_.leases();
           continue;
         }
-        if (channel == kFlowsChannel) {
-          if (callbacks_.flows) callbacks_.flows(payload);
-          continue;
-        }
         std::optional<DuePayload> due = DecodeDuePayload(payload);
         if (!due || due->node_id == node_id_) continue;
         for (const DueNotice& notice : due->notices) {
           notices_.fetch_add(1, std::memory_order_relaxed);
-          if (callbacks_.due) callbacks_.due(notice.id, notice.due_ms, notice.flow);
+          if (callbacks_.due) callbacks_.due(notice.id, notice.due_ms);
         }
       }
     }
