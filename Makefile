@@ -9,11 +9,12 @@
 #                           run of every fuzz target
 #   make bench [QUICK=1]    benchmarks against peers (the library, and cron's
 #                           NextAfter against croniter); regenerates docs
-#   make bench-server [QUICK=1] [CLUSTER_ONLY=1 | ONLY=creates | ONLY=flows]  tickwheel
+#   make bench-server [QUICK=1] [CLUSTER_ONLY=1 | ONLY=creates|schedules|flows]  tickwheel
 #                           serve (embedded, and a cluster of 1 and 3 nodes)
 #                           against PostgreSQL + SKIP LOCKED, creates beside a
-#                           bare RocksDB write; regenerates docs/performance.md's
-#                           regions
+#                           bare RocksDB write, schedules every minute beside
+#                           one-shot timers (SCHEDULES=N of them); regenerates
+#                           docs/performance.md's regions
 #   make package            the Debian package (CPack): build/package/tickwheel_*.deb
 #   make asan | make tsan   one sanitizer build of the library and its tests
 #   make server-asan        the server and its tests under GCC's ASan + UBSan
@@ -148,7 +149,8 @@ bench: build
 
 bench-server: configure
 	@cmake --build $(BUILD) -j $(JOBS) --target tickwheel_app server_bench
-	BUILD=$(BUILD) QUICK=$(QUICK) CLUSTER_ONLY=$(CLUSTER_ONLY) ONLY=$(ONLY) bench/server/run.sh
+	BUILD=$(BUILD) QUICK=$(QUICK) CLUSTER_ONLY=$(CLUSTER_ONLY) ONLY=$(ONLY) SCHEDULES=$(SCHEDULES) \
+	  CLUSTER_SCHEDULES=$(CLUSTER_SCHEDULES) bench/server/run.sh
 
 # The soak (bench/soak/): DURATION of load (10m, 90s) while a node is
 # SIGKILLed and restarted every 30-60 s (MODE=cluster: 3 nodes on a

@@ -122,7 +122,7 @@ TimerShard::Finished TimerShard::FinishRun(TimerId id, Callback& fn,
 
 std::optional<TimePoint> TimerShard::Advance(TimePoint now,
                                              std::vector<Fired>& fired) {
-  RetryRearms(now);
+  RetryRearms();
   ReserveOneMore(fired);
   wheel.Advance(now, [&](std::uint32_t i) {
     entries[i].state = TimerState::kQueued;
@@ -202,7 +202,7 @@ void TimerShard::Arm(std::uint32_t i) {
   e.moved = false;
 }
 
-void TimerShard::RetryRearms(TimePoint now) {
+void TimerShard::RetryRearms() {
   while (rearm_head != kNone) {
     const std::uint32_t i = rearm_head;
     TimerEntry& e = entries[i];
@@ -212,7 +212,12 @@ void TimerShard::RetryRearms(TimePoint now) {
       Free(i, none);  // its callback left when it was cancelled
       continue;
     }
-    if (!e.moved) e.next_run = FirstRunAfter(e.next_run, e.period, now);
+    // next_run is the run FinishRun chose after the last run (or the one
+    // Reschedule asked for): armed as it is, it runs on time, or once, late
+    // (now), if its time has passed, as a repeat in the wheel would after a
+    // stall; FinishRun then skips the periods missed. Skipping to the first
+    // period after `now` here lost the run at next_run whenever the retry
+    // came at or after it.
     e.wheel_id = wheel.Schedule(e.next_run, i);  // may throw: stays listed
     e.state = TimerState::kPending;
     e.moved = false;

@@ -6,6 +6,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <exception>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -347,6 +349,85 @@ TEST_F(CacheTest, DefaultReportIsALineOnStderr) {
   const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_THAT(err, HasSubstr("cache(users)"));
   EXPECT_THAT(err, HasSubstr("lookups 1, hit ratio 0.0%"));
+}
+
+// A `report` that throws: what it threw goes to on_error, on the report
+// thread, and the cache goes on, reporting every later interval with that
+// interval's counts (CacheOptions::on_error). Before: std::terminate.
+TEST_F(CacheTest, AThrowingReportGoesToOnErrorAndReportingGoesOn) {
+  std::vector<CacheStats> reports;    // written by the report thread only
+  std::vector<std::string> errors;    // likewise
+  Cache<int, int> cache(
+      hours(1),
+      {.clock = &clock_,
+       .report_interval = minutes(1),
+       .report =
+           [&](const CacheStats& s) {
+             reports.push_back(s);
+             if (reports.size() == 1) throw std::runtime_error("report down");
+           },
+       .on_error =
+           [&](std::exception_ptr e) {
+             try {
+               std::rethrow_exception(e);
+             } catch (const std::exception& what) {
+               errors.push_back(what.what());
+             }
+           }});
+  cache.Set(1, 1);
+  cache.Get(1);
+  clock_.Advance(minutes(1));  // returns after the report ran (and threw)
+  EXPECT_EQ(errors, std::vector<std::string>{"report down"});
+  cache.Get(1);
+  cache.Get(1);
+  cache.Get(2);
+  clock_.Advance(minutes(1));
+  ASSERT_EQ(reports.size(), 2u);
+  EXPECT_EQ(reports[0].hits, 1u);
+  EXPECT_EQ(reports[1].hits, 2u);  // the second interval's own counts
+  EXPECT_EQ(reports[1].misses, 1u);
+  EXPECT_EQ(errors.size(), 1u);
+  EXPECT_THAT(cache.Get(1), Optional(1));
+}
+
+// Without on_error, what `report` threw is one line on stderr; an on_error
+// that throws itself (it must not) is one line on stderr too. Neither ends
+// the process or the reporting.
+TEST_F(CacheTest, AThrowingReportWithoutOnErrorIsALineOnStderr) {
+  for (const bool throwing_on_error : {false, true}) {
+    SCOPED_TRACE(throwing_on_error ? "on_error throws" : "no on_error");
+    std::atomic<int> reports{0};
+    std::function<void(std::exception_ptr)> on_error;
+    if (throwing_on_error) {
+      on_error = [](std::exception_ptr) {
+        throw std::logic_error("on_error down");
+      };
+    }
+    ::testing::internal::CaptureStderr();
+    {
+      Cache<int, int> cache(
+          hours(1), {.clock = &clock_,
+                     .report_interval = minutes(1),
+                     .report =
+                         [&](const CacheStats&) {
+                           ++reports;
+                           throw std::runtime_error("report down");
+                         },
+                     .on_error = on_error});
+      clock_.Advance(minutes(1));
+      clock_.Advance(minutes(1));
+    }
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_EQ(reports.load(), 2);
+    if (throwing_on_error) {
+      EXPECT_THAT(err, HasSubstr("tickwheel::Cache: the on_error handler "
+                                 "threw: on_error down"));
+      EXPECT_THAT(err, ::testing::Not(HasSubstr("report down")));
+    } else {
+      EXPECT_THAT(err, HasSubstr("tickwheel::Cache: user code threw: "
+                                 "report down"));
+    }
+  }
 }
 
 TEST_F(CacheTest, RejectsBadArgumentsNamingThem) {

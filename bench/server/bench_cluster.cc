@@ -83,6 +83,12 @@ double BenchCluster::Commits() {
   return r.ok() && r->rows() == 1 ? static_cast<double>(r->Int(0, 0)) : 0;
 }
 
+double BenchCluster::DatabaseBytes() {
+  if (!query_) query_ = Connect(conninfo_);
+  auto r = query_->Exec("SELECT pg_database_size(current_database())");
+  return r.ok() && r->rows() == 1 ? static_cast<double>(r->Int(0, 0)) : 0;
+}
+
 int BenchCluster::OwnerOf(const std::vector<int>& owners, const std::string& id) const {
   return owners[static_cast<std::size_t>(server::ShardOfId(id, shards_))];
 }
@@ -115,6 +121,11 @@ bool BenchCluster::Settle() {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return false;
+}
+
+std::uint64_t ShareOf(std::uint64_t total, int nodes, int i) {
+  const auto n = static_cast<std::uint64_t>(nodes);
+  return total / n + (static_cast<std::uint64_t>(i) < total % n ? 1 : 0);
 }
 
 }  // namespace tickwheel::bench

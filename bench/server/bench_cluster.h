@@ -40,6 +40,8 @@ class BenchCluster {
   // Transactions committed in the cluster's database so far (PostgreSQL's
   // statistics, which backends report within about a second).
   double Commits();
+  // The size of the cluster's database (pg_database_size).
+  double DatabaseBytes();
   int OwnerOf(const std::vector<int>& owners, const std::string& id) const;
 
   // A CPU meter per node, started now; Stop(meters) gives the first one's
@@ -59,6 +61,9 @@ class BenchCluster {
   testing::TempDir dir_;
   std::vector<std::unique_ptr<testing::ServerProcess>> nodes_;
 };
+
+// Node i's share of `total` spread over `nodes`.
+std::uint64_t ShareOf(std::uint64_t total, int nodes, int i);
 
 }  // namespace tickwheel::bench
 

@@ -25,6 +25,8 @@ double LoadAverage();
 // CPU seconds (user + system) of this process, and of process `pid`.
 double SelfCpuSeconds();
 double ProcCpuSeconds(pid_t pid);
+// Resident memory of process `pid` (VmRSS), in bytes; 0 if unknown.
+std::size_t ProcRssBytes(pid_t pid);
 
 // CPU used during a phase, in % of one core: this process (client and
 // receiver), the whole machine, and the server `server` if given.

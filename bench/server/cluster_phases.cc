@@ -54,12 +54,6 @@ double CommitsSince(Cluster& cluster, double before) {
   return cluster.Commits() - before;
 }
 
-// Node i's share of `total` spread over `nodes`.
-std::uint64_t ShareOf(std::uint64_t total, int nodes, int i) {
-  const auto n = static_cast<std::uint64_t>(nodes);
-  return total / n + (static_cast<std::uint64_t>(i) < total % n ? 1 : 0);
-}
-
 // Batch creates: 4 connections with one node, 2 per node with three.
 json::object BatchCreates(const ClusterOptions& o, int nodes) {
   Cluster cluster(o.binary, o.pg, o.shards, "batch" + std::to_string(nodes), nodes);

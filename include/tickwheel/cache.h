@@ -74,12 +74,15 @@ struct CacheOptions {
   Clock* clock = nullptr;
   // With a positive interval, `report` is called every interval, on a
   // thread of the cache, with the counts of that interval (size: now).
-  // An empty `report` writes one line to stderr naming `name`.
+  // An empty `report` writes one line to stderr naming `name`. `report`
+  // may throw: what it throws goes to on_error, and the next interval is
+  // reported as usual (with that interval's counts).
   Duration report_interval = Duration::zero();
   std::function<void(const CacheStats&)> report = nullptr;
   std::string name = "cache";
-  // Receives what `report` threw, on the report thread; must not throw.
-  // Empty: one line on stderr. Either way the cache goes on reporting.
+  // Receives what `report` threw, on the report thread. Empty: one line on
+  // stderr. It must not throw; if it does, that is one line on stderr and
+  // is otherwise ignored. Either way the cache goes on reporting.
   std::function<void(std::exception_ptr)> on_error = nullptr;
 };
 

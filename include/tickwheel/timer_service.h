@@ -22,7 +22,7 @@ struct TimerServiceOptions {
   // only if workers > 1; a repeating timer never overlaps itself.
   std::size_t workers = 1;
   // Independent (lock, wheel) shards; a thread adds to the one its id hashes
-  // to, so producers rarely contend. 0: 4 per hardware thread.
+  // to, so producers rarely contend. 0: 4 per hardware thread, 1 to 64.
   std::size_t shards = 0;
   // nullptr: SystemClock::Instance(). Not owned; must outlive the service.
   Clock* clock = nullptr;
@@ -53,7 +53,9 @@ struct TimerServiceOptions {
 // service goes on (a repeat is re-armed). Out of memory, the timer thread
 // reports the std::bad_alloc to on_error and tries again max(tick, 1 ms)
 // later, and a repeat whose re-arm fails after its run is reported and
-// re-armed by the timer thread: no timer is lost or run twice.
+// re-armed by the timer thread for the run it had (late, once, if the
+// retry comes after that run's time, as after a stall): no timer or run of
+// a repeat is lost or run twice.
 //
 // Thread safety: all methods may be called from any thread, including from
 // inside callbacks (they run under no lock of the service).

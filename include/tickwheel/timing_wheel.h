@@ -30,7 +30,8 @@ struct TimingWheelOptions {
   // when all workers are busy.
   std::size_t workers = 1;
   // Independent (lock, wheel, key map) shards, chosen by key hash, so that
-  // producers on different keys rarely contend. 0: 4 per hardware thread.
+  // producers on different keys rarely contend. 0: 4 per hardware thread,
+  // 1 to 64.
   std::size_t shards = 0;
   // Where time comes from; nullptr means SystemClock::Instance(). Not owned;
   // must outlive the wheel.

@@ -3,6 +3,7 @@
 
 #include <optional>
 
+#include "api/list_query.h"
 #include "api/timer_request.h"
 #include "timer/flow_key.h"
 
@@ -13,29 +14,23 @@ namespace http = boost::beast::http;
 
 namespace {
 
-// %XX undone (a path segment: '+' stays '+'); nullopt for a malformed one.
-std::optional<std::string> DecodeSegment(std::string_view text) {
-  auto hex = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  };
-  std::string out;
-  out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != '%') {
-      out += text[i];
-      continue;
-    }
-    if (i + 2 >= text.size()) return std::nullopt;
-    const int hi = hex(text[i + 1]);
-    const int lo = hex(text[i + 2]);
-    if (hi < 0 || lo < 0) return std::nullopt;
-    out += static_cast<char>(hi * 16 + lo);
-    i += 2;
+Status MalformedIdEscape() {
+  return Status::Invalid("invalid_id",
+                         "the id in the path has a malformed %-escape (a '%' must be followed "
+                         "by two hex digits)",
+                         "id");
+}
+
+// A route with the id `raw` of its path, decoded.
+Route WithId(Route::Kind kind, std::string_view raw) {
+  Route route{kind};
+  if (std::optional<std::string> id = PercentDecode(raw, /*plus_is_space=*/false)) {
+    route.id = std::move(*id);
+  } else {
+    route.id = std::string(raw);
+    route.malformed_id = true;
   }
-  return out;
+  return route;
 }
 
 Route MatchFlowRoute(std::string_view rest) {
@@ -48,10 +43,7 @@ Route MatchFlowRoute(std::string_view rest) {
       break;
     }
   }
-  std::optional<std::string> key = DecodeSegment(rest);
-  route.bad_escape = !key;
-  if (key) route.id = std::move(*key);
-  return route;
+  return WithId(route.kind, rest);
 }
 
 }  // namespace
@@ -74,15 +66,31 @@ Route MatchRoute(std::string_view path) {
   if (path == "/v1/stats") return {Route::Kind::kStats};
   if (path == "/v1/stats/series") return {Route::Kind::kStatsSeries};
   if (path == "/v1/cluster") return {Route::Kind::kCluster};
+  constexpr std::string_view kSchedules = "/v1/schedules";
+  if (path == kSchedules) return {Route::Kind::kSchedules};
+  if (path.size() > kSchedules.size() + 1 && path.substr(0, kSchedules.size() + 1) == "/v1/schedules/") {
+    std::string_view id = path.substr(kSchedules.size() + 1);
+    constexpr std::pair<std::string_view, Route::Kind> kActions[] = {
+        {":pause", Route::Kind::kSchedulePause},
+        {":resume", Route::Kind::kScheduleResume},
+        {":trigger", Route::Kind::kScheduleTrigger},
+        {":backfill", Route::Kind::kScheduleBackfill}};
+    for (const auto& [suffix, kind] : kActions) {
+      if (id.size() > suffix.size() && id.substr(id.size() - suffix.size()) == suffix) {
+        return WithId(kind, id.substr(0, id.size() - suffix.size()));
+      }
+    }
+    return WithId(Route::Kind::kSchedule, id);
+  }
   if (path.size() <= kTimers.size() + 1 || path.substr(0, kTimers.size() + 1) != "/v1/timers/") {
     return {};
   }
   std::string_view id = path.substr(kTimers.size() + 1);
   if (id.size() > kRetry.size() && id.substr(id.size() - kRetry.size()) == kRetry) {
     id.remove_suffix(kRetry.size());
-    return {Route::Kind::kTimerRetry, std::string(id)};
+    return WithId(Route::Kind::kTimerRetry, id);
   }
-  return {Route::Kind::kTimer, std::string(id)};
+  return WithId(Route::Kind::kTimer, id);
 }
 
 std::string_view RouteTemplate(Route::Kind kind) {
@@ -99,6 +107,12 @@ std::string_view RouteTemplate(Route::Kind kind) {
     case Route::Kind::kStats: return "/v1/stats";
     case Route::Kind::kStatsSeries: return "/v1/stats/series";
     case Route::Kind::kCluster: return "/v1/cluster";
+    case Route::Kind::kSchedules: return "/v1/schedules";
+    case Route::Kind::kSchedule: return "/v1/schedules/{id}";
+    case Route::Kind::kSchedulePause: return "/v1/schedules/{id}:pause";
+    case Route::Kind::kScheduleResume: return "/v1/schedules/{id}:resume";
+    case Route::Kind::kScheduleTrigger: return "/v1/schedules/{id}:trigger";
+    case Route::Kind::kScheduleBackfill: return "/v1/schedules/{id}:backfill";
     case Route::Kind::kFlows: return "/v1/flows";
     case Route::Kind::kFlow: return "/v1/flows/{key}";
     case Route::Kind::kFlowPause: return "/v1/flows/{key}:pause";
@@ -122,6 +136,12 @@ const char* AllowedMethods(Route::Kind kind) {
     case Route::Kind::kRetryFailed:
     case Route::Kind::kDeleteFailed: return "POST";
     case Route::Kind::kTimer: return "GET, PATCH, DELETE";
+    case Route::Kind::kSchedules: return "GET, POST";
+    case Route::Kind::kSchedule: return "GET, PATCH, DELETE";
+    case Route::Kind::kSchedulePause:
+    case Route::Kind::kScheduleResume:
+    case Route::Kind::kScheduleTrigger:
+    case Route::Kind::kScheduleBackfill: return "POST";
     case Route::Kind::kFlows: return "GET";
     case Route::Kind::kFlow: return "GET, PUT, DELETE";
     case Route::Kind::kFlowPause:
@@ -156,6 +176,34 @@ HttpResponse MethodNotAllowed(const HttpRequest& req, std::string_view path, con
   return res;
 }
 
+// The id (or flow key) a route names, decoded by MatchRoute: a timer's (a
+// client's id or an occurrence's "<schedule>@<time>"), a schedule's, a
+// flow's; Ok for routes without one.
+Status CheckPathId(const Route& route) {
+  switch (route.kind) {
+    case Route::Kind::kTimer:
+    case Route::Kind::kTimerRetry:
+      if (route.malformed_id) return MalformedIdEscape();
+      return ValidateTimerPathId(route.id);
+    case Route::Kind::kSchedule:
+    case Route::Kind::kSchedulePause:
+    case Route::Kind::kScheduleResume:
+    case Route::Kind::kScheduleTrigger:
+    case Route::Kind::kScheduleBackfill:
+      if (route.malformed_id) return MalformedIdEscape();
+      return ValidateId(route.id, "id");
+    case Route::Kind::kFlow:
+    case Route::Kind::kFlowPause:
+    case Route::Kind::kFlowResume:
+      if (route.malformed_id) {
+        return Status::Invalid("invalid_flow", "key has a malformed %-escape", "key");
+      }
+      return CheckFlowKey(route.id, "key");
+    default:
+      return Status::Ok();
+  }
+}
+
 bool HasBody(const HttpRequest& head) {
   if (head.chunked()) return true;
   const std::string_view length = head[http::field::content_length];
@@ -168,6 +216,7 @@ Api::Api(Handlers handlers, Metrics& metrics, Gauges gauges, HealthDetail health
          ApiAccess access, StaticFiles static_files)
     : timers_(handlers.timers),
       dead_letters_(handlers.dead_letters),
+      schedules_(handlers.schedules),
       stats_(handlers.stats),
       flows_(handlers.flows),
       metrics_(metrics),
@@ -227,23 +276,15 @@ Admission Api::Admit(const HttpRequest& head) {
           "at /ui/")));
     }
     return refuse(ErrorResponse(
-        Status::NotFound("no route " + std::string(path) + " (the API is under /v1/timers and /v1/flows)")));
+        Status::NotFound("no route " + std::string(path) +
+                         " (the API is under /v1/timers, /v1/schedules and /v1/flows)")));
   }
   const char* allowed = AllowedMethods(route.kind);
   if (!Lists(allowed, head.method_string())) return refuse(MethodNotAllowed(head, path, allowed));
   if (Status s = RequestGuard::CheckContentType(head, HasBody(head)); !s.ok()) {
     return refuse(ErrorResponse(s));
   }
-  if (route.kind == Route::Kind::kTimer || route.kind == Route::Kind::kTimerRetry) {
-    if (Status s = ValidateId(route.id, "id"); !s.ok()) return refuse(ErrorResponse(s));
-  }
-  if (route.kind == Route::Kind::kFlow || route.kind == Route::Kind::kFlowPause ||
-      route.kind == Route::Kind::kFlowResume) {
-    Status valid = route.bad_escape
-                       ? Status::Invalid("invalid_flow", "key has a malformed %-escape", "key")
-                       : CheckFlowKey(route.id, "key");
-    if (!valid.ok()) return refuse(ErrorResponse(valid));
-  }
+  if (Status s = CheckPathId(route); !s.ok()) return refuse(ErrorResponse(s));
   if (v1 && method != http::verb::get && method != http::verb::head && draining_.load()) {
     return refuse(ErrorResponse(Status(
         StatusCode::kUnavailable, "draining",
@@ -305,6 +346,34 @@ asio::awaitable<HttpResponse> Api::Handle(HttpRequest& req, Route route, Role ro
       break;
     case Route::Kind::kTimerRetry:
       res = co_await timers_.Retry(route.id);
+      break;
+    case Route::Kind::kSchedules:
+      if (method == http::verb::post) {
+        res = co_await schedules_.Create(req);
+      } else {
+        res = co_await schedules_.List(query, may_see_secrets);
+      }
+      break;
+    case Route::Kind::kSchedule:
+      if (method == http::verb::get) {
+        res = co_await schedules_.Get(route.id, query, may_see_secrets);
+      } else if (method == http::verb::patch) {
+        res = co_await schedules_.Patch(req, route.id);
+      } else {
+        res = co_await schedules_.Delete(route.id);
+      }
+      break;
+    case Route::Kind::kSchedulePause:
+      res = co_await schedules_.Pause(route.id);
+      break;
+    case Route::Kind::kScheduleResume:
+      res = co_await schedules_.Resume(route.id);
+      break;
+    case Route::Kind::kScheduleTrigger:
+      res = co_await schedules_.Trigger(route.id);
+      break;
+    case Route::Kind::kScheduleBackfill:
+      res = co_await schedules_.Backfill(req, route.id);
       break;
     case Route::Kind::kFlows:
       res = co_await flows_.List(query);

@@ -31,6 +31,7 @@
 #include "api/http_response.h"
 #include "api/http_server.h"
 #include "api/request_guard.h"
+#include "api/schedule_handlers.h"
 #include "api/stats_handlers.h"
 #include "api/timer_handlers.h"
 #include "common/metrics.h"
@@ -42,12 +43,19 @@ struct Route {
   enum class Kind {
     kNone, kHealth, kMetrics, kWhoami, kTimers, kBatch, kTimer, kTimerRetry,
     kRetryFailed, kDeleteFailed, kStats, kStatsSeries, kCluster,
+    kSchedules, kSchedule, kSchedulePause, kScheduleResume, kScheduleTrigger, kScheduleBackfill,
     kFlows, kFlow, kFlowPause, kFlowResume,
   };
   Kind kind = Kind::kNone;
-  std::string id;  // kTimer, kTimerRetry; the flow key (%-escapes undone) of kFlow*
-  bool bad_escape = false;  // kFlow*: the key had a malformed %-escape
+  // kTimer, kTimerRetry, kSchedule and its actions: the path's id; kFlow
+  // and its actions: the flow key. Percent-decoded (a client may encode any
+  // character; "a%40b" is "a@b").
+  std::string id;
+  bool malformed_id = false;  // a %-escape that is not one: 400 naming the id (key)
 };
+// The route of `path` (without the query). An action suffix (":retry",
+// ":pause", ...) is matched before the id is decoded, so an encoded colon
+// ("%3A") belongs to the id.
 Route MatchRoute(std::string_view path);
 // "GET, POST", ...: the methods `kind` takes ("" for kNone).
 const char* AllowedMethods(Route::Kind kind);
@@ -67,7 +75,9 @@ struct ApiAccess {
 // the static files (the console), then the token: every /v1 path (known or
 // not) needs a valid one when there are tokens (401 with WWW-Authenticate
 // without one, 403 for a read token that writes), then the route (404) and
-// method (405), then the Content-Type of a body (415). /healthz is always
+// method (405), then the Content-Type of a body (415), then the id or flow
+// key the path names (400: a timer's, an occurrence's, a schedule's, a
+// flow's, as the handlers would check them). /healthz is always
 // open and checked for nothing; /metrics is open unless
 // access.metrics_auth. While draining, /healthz answers 503 "draining" and
 // so does every /v1 request but GET.
@@ -90,6 +100,7 @@ class Api {
     TimerHandlers& timers;
     DeadLetterHandlers& dead_letters;
     StatsHandlers& stats;
+    ScheduleHandlers& schedules;
     FlowHandlers& flows;
   };
 
@@ -111,6 +122,7 @@ class Api {
 
   TimerHandlers& timers_;
   DeadLetterHandlers& dead_letters_;
+  ScheduleHandlers& schedules_;
   StatsHandlers& stats_;
   FlowHandlers& flows_;
   Metrics& metrics_;

@@ -7,6 +7,8 @@
 #include "api/json_body.h"
 #include "api/list_query.h"
 #include "api/timer_json.h"
+#include "schedule/schedule_service.h"
+#include "timer/occurrence_id.h"
 #include "timer/timer_state_machine.h"
 
 namespace tickwheel::server {
@@ -37,12 +39,14 @@ struct Change {
 };
 
 // Runs `edit` on timer `id` in one durable store write (kNotFound if there
-// is none). A plain function, not a coroutine (see StoreWrite).
-auto WriteChange(StoreCalls& calls, const std::string& id, std::shared_ptr<Change> out,
-                 Edit edit) {
+// is none). An occurrence of a schedule that this cancels leaves its
+// schedule's plan in the same write (its schedule is named too). A plain
+// function, not a coroutine (see StoreWrite).
+auto WriteChange(StoreCalls& calls, const std::string& id, std::int64_t now_ms,
+                 std::shared_ptr<Change> out, Edit edit) {
   return StoreWrite(
-      calls, {id},
-      [out, id, edit = std::move(edit)](StoreTxn& txn) -> Status {
+      calls, WithScheduleKeys({id}),
+      [out, id, now_ms, edit = std::move(edit)](StoreTxn& txn) -> Status {
         Result<std::optional<TimerRecord>> r = txn.Get(id);
         if (!r.ok()) return r.status();
         if (!*r) return Status::NotFound("no timer with id \"" + id + "\"", "id");
@@ -50,9 +54,14 @@ auto WriteChange(StoreCalls& calls, const std::string& id, std::shared_ptr<Chang
         if (!next.ok()) return next.status();
         if (!*next) {
           out->record = std::move(**r);
+          out->changed = false;
           return Status::Ok();
         }
         txn.Put(*r, **next);
+        if ((*next)->state == TimerState::kCancelled) {
+          OccurrencePlanning schedule(txn, now_ms);
+          if (Status s = schedule.Finished(**next, (*r)->attempts > 0); !s.ok()) return s;
+        }
         out->record = std::move(**next);
         out->changed = true;
         return Status::Ok();
@@ -195,8 +204,15 @@ asio::awaitable<HttpResponse> TimerHandlers::Reschedule(const HttpRequest& req,
   if (!body.ok()) co_return ErrorResponse(body.status());
   Result<std::int64_t> at = ParseReschedule(*body, limits_, now_ms);
   if (!at.ok()) co_return ErrorResponse(at.status());
+  if (ParseOccurrenceId(id)) {
+    co_return ErrorResponse(Status::Conflict(
+        "occurrence",
+        "\"" + id + "\" is an occurrence of a schedule, due when its schedule says: PATCH the "
+        "schedule, or cancel this occurrence (DELETE)",
+        "id"));
+  }
   auto out = std::make_shared<Change>();
-  auto write = WriteChange(calls_, id, out,
+  auto write = WriteChange(calls_, id, now_ms, out,
                            [fire_at = *at, now_ms](const TimerRecord& r)
                                -> Result<std::optional<TimerRecord>> {
                              Result<TimerRecord> next = tickwheel::server::Reschedule(r, fire_at, now_ms);
@@ -211,7 +227,7 @@ asio::awaitable<HttpResponse> TimerHandlers::Reschedule(const HttpRequest& req,
 asio::awaitable<HttpResponse> TimerHandlers::Cancel(const std::string& id) {
   const std::int64_t now_ms = clock_.WallMs();
   auto out = std::make_shared<Change>();
-  auto write = WriteChange(calls_, id, out, [now_ms](const TimerRecord& r) {
+  auto write = WriteChange(calls_, id, now_ms, out, [now_ms](const TimerRecord& r) {
     return tickwheel::server::Cancel(r, now_ms);
   });
   Status s = co_await std::move(write);  // its own statement (GCC 12)
@@ -222,7 +238,7 @@ asio::awaitable<HttpResponse> TimerHandlers::Cancel(const std::string& id) {
 asio::awaitable<HttpResponse> TimerHandlers::Retry(const std::string& id) {
   const std::int64_t now_ms = clock_.WallMs();
   auto out = std::make_shared<Change>();
-  auto write = WriteChange(calls_, id, out,
+  auto write = WriteChange(calls_, id, now_ms, out,
                            [now_ms](const TimerRecord& r) -> Result<std::optional<TimerRecord>> {
                              Result<TimerRecord> next = tickwheel::server::Retry(r, now_ms);
                              if (!next.ok()) return next.status();

@@ -29,6 +29,38 @@ std::string ShownTarget(std::string_view url, bool show_secrets) {
   return std::string(url.substr(0, q + 1)) + "***";
 }
 
+void AppendDeliveryJson(std::string& out, const std::string& target,
+                        const std::vector<std::pair<std::string, std::string>>& headers,
+                        const std::string& flow, const std::string& payload,
+                        std::uint32_t max_attempts, std::uint32_t backoff_ms,
+                        bool show_header_values) {
+  out += ",\"retry\":{\"max_attempts\":";
+  out += std::to_string(max_attempts);
+  out += ",\"backoff_ms\":";
+  out += std::to_string(backoff_ms);
+  if (IsNatsTarget(target)) {
+    out += "},\"target\":{\"nats\":";
+    out += Quoted(NatsSubject(target));
+  } else {
+    out += "},\"target\":{\"url\":";
+    out += Quoted(ShownTarget(target, show_header_values));
+    if (!headers.empty()) {
+      out += ",\"headers\":{";
+      for (std::size_t i = 0; i < headers.size(); ++i) {
+        if (i) out += ',';
+        out += Quoted(headers[i].first);
+        out += ':';
+        out += show_header_values ? Quoted(headers[i].second) : "\"***\"";
+      }
+      out += '}';
+    }
+  }
+  out += "},\"flow\":";
+  out += Quoted(flow);
+  out += ",\"payload\":";
+  out += payload.empty() ? "null" : payload;
+}
+
 std::string TimerJson(const TimerRecord& r, bool show_header_values) {
   // Built by hand: the payload is stored serialized and goes out as is.
   std::string out;
@@ -45,31 +77,8 @@ std::string TimerJson(const TimerRecord& r, bool show_header_values) {
   }
   out += ",\"attempts\":";
   out += std::to_string(r.attempts);
-  out += ",\"retry\":{\"max_attempts\":";
-  out += std::to_string(r.max_attempts);
-  out += ",\"backoff_ms\":";
-  out += std::to_string(r.backoff_ms);
-  if (IsNatsTarget(r.target)) {
-    out += "},\"target\":{\"nats\":";
-    out += Quoted(NatsSubject(r.target));
-  } else {
-    out += "},\"target\":{\"url\":";
-    out += Quoted(ShownTarget(r.target, show_header_values));
-    if (!r.headers.empty()) {
-      out += ",\"headers\":{";
-      for (std::size_t i = 0; i < r.headers.size(); ++i) {
-        if (i) out += ',';
-        out += Quoted(r.headers[i].first);
-        out += ':';
-        out += show_header_values ? Quoted(r.headers[i].second) : "\"***\"";
-      }
-      out += '}';
-    }
-  }
-  out += "},\"flow\":";
-  out += Quoted(r.flow);
-  out += ",\"payload\":";
-  out += r.payload.empty() ? "null" : r.payload;
+  AppendDeliveryJson(out, r.target, r.headers, r.flow, r.payload, r.max_attempts, r.backoff_ms,
+                     show_header_values);
   out += ",\"created_ms\":";
   out += std::to_string(r.created_ms);
   out += ",\"updated_ms\":";

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <map>
 
+#include "schedule/schedule_service.h"
+#include "timer/occurrence_id.h"
 #include "timer/target.h"
 #include "timer/timer_state_machine.h"
 
@@ -40,10 +42,11 @@ std::string MessageIdOf(const TimerRecord& r) {
 }
 
 std::string DeliveryBody(const TimerRecord& r) {
-  // Ids are restricted to [A-Za-z0-9._~-] (api/timer_request.h), so they
-  // need no escaping; the payload is stored as serialized JSON.
+  // Ids are restricted to [A-Za-z0-9._~-] (api/timer_request.h), and an
+  // occurrence's adds '@' and digits, so they need no escaping; the
+  // payload is stored as serialized JSON.
   std::string body;
-  body.reserve(64 + r.id.size() + r.payload.size());
+  body.reserve(96 + 2 * r.id.size() + r.payload.size());
   body += "{\"id\":\"";
   body += r.id;
   body += "\",\"payload\":";
@@ -52,8 +55,24 @@ std::string DeliveryBody(const TimerRecord& r) {
   body += std::to_string(r.fire_at_ms);
   body += ",\"attempt\":";
   body += std::to_string(r.attempts);
+  if (std::optional<OccurrenceName> occurrence = ParseOccurrenceId(r.id)) {
+    body += ",\"schedule\":\"";
+    body += occurrence->schedule_id;
+    body += "\",\"nominal_ms\":";
+    body += std::to_string(occurrence->nominal_ms);
+  }
   body += "}";
   return body;
+}
+
+void Dispatcher::CountPlanning(const PlanTotals& totals) {
+  metrics_.occurrences_planned.fetch_add(totals.planned, std::memory_order_relaxed);
+  metrics_.occurrences_fired.fetch_add(totals.fired, std::memory_order_relaxed);
+  metrics_.occurrences_skipped_overlap.fetch_add(totals.skipped_overlap, std::memory_order_relaxed);
+  metrics_.occurrences_skipped_catch_up.fetch_add(totals.skipped_catch_up,
+                                                  std::memory_order_relaxed);
+  metrics_.occurrences_skipped_dst.fetch_add(totals.skipped_dst, std::memory_order_relaxed);
+  for (std::int64_t lag : totals.lag_ms) metrics_.planning_lag.Observe(static_cast<double>(lag));
 }
 
 Dispatcher::Dispatcher(TimerStore& store, Scheduler& scheduler, ServerClock& clock,
@@ -101,21 +120,31 @@ void Dispatcher::OnFired(std::vector<FiredTimer> due) {
 }
 
 void Dispatcher::ClaimChunk(std::vector<FiredTimer> chunk) {
-  enum class Kind { kStale, kNotYet, kClaimed, kRecovered, kNoNats, kUnreadable };
+  enum class Kind { kStale, kNotYet, kClaimed, kRecovered, kNoNats, kUnreadable, kSkipped };
   struct Claimed {
     Kind kind = Kind::kStale;
     TimerRecord record;
   };
   auto entries = std::make_shared<std::vector<FiredTimer>>(std::move(chunk));
   auto claims = std::make_shared<std::vector<Claimed>>(entries->size());
+  auto planning = std::make_shared<PlanTotals>();
   std::vector<std::string> ids;
   ids.reserve(entries->size());
   for (const FiredTimer& f : *entries) ids.push_back(f.entry.id);
+  // The first attempt of a schedule's occurrence plans the schedule in the
+  // same write: the schedules are named too.
+  std::vector<std::string> locked = WithScheduleKeys(ids);
   const bool nats = nats_ != nullptr;
   store_.Submit(
-      std::move(ids),
-      [this, claims, entries, nats](StoreTxn& txn) -> Status {
+      std::move(locked),
+      [this, claims, entries, planning, nats, ids = std::move(ids)](StoreTxn& txn) -> Status {
         const std::int64_t now = clock_.WallMs();
+        OccurrencePlanning schedules(txn, now);
+        if (ids.size() > 1 && std::any_of(ids.begin(), ids.end(), [](const std::string& id) {
+              return id.find('@') != std::string::npos;
+            })) {
+          schedules.Prefetch(ids);
+        }
         for (std::size_t i = 0; i < entries->size(); ++i) {
           Claimed& claim = (*claims)[i];
           claim = Claimed{};  // the mutation may run again (a retried transaction)
@@ -136,11 +165,23 @@ void Dispatcher::ClaimChunk(std::vector<FiredTimer> chunk) {
             case ClaimResult::kClaimed: claim.kind = Kind::kClaimed; break;
             case ClaimResult::kRecovered: claim.kind = Kind::kRecovered; break;
           }
+          if (claim.kind == Kind::kClaimed && (*r)->attempts == 0) {
+            Result<OccurrencePlanning::Claimed> planned =
+                schedules.Claim(**r, scheduler_.OwnedSinceMs((*r)->id));
+            if (!planned.ok()) return planned.status();
+            if (*planned == OccurrencePlanning::Claimed::kSkipped ||
+                *planned == OccurrencePlanning::Claimed::kBuffered) {
+              claim.kind = Kind::kSkipped;  // written by the schedule's planning
+              continue;
+            }
+          }
           txn.Put(*r, claim.record);
         }
+        *planning = schedules.totals();
         return Status::Ok();
       },
-      [this, claims, entries](const Status& s) {
+      [this, claims, entries, planning](const Status& s) {
+        if (s.ok()) CountPlanning(*planning);
         // Fenced while the shard is still ours: the lease was only late to
         // be confirmed; like a store failure, try again after a pause.
         const bool owned = s.code() == StatusCode::kFenced && !entries->empty() &&
@@ -170,6 +211,7 @@ void Dispatcher::ClaimChunk(std::vector<FiredTimer> chunk) {
           Claimed& claim = (*claims)[i];
           switch (claim.kind) {
             case Kind::kStale:
+            case Kind::kSkipped:
               Done(entry.id);
               break;
             case Kind::kNotYet:  // the wall clock went back: wait for it
@@ -308,12 +350,15 @@ void Dispatcher::WriteOutcomes(std::vector<Outcome> outcomes) {
   for (auto& part : parts) {
     auto items = std::make_shared<std::vector<Outcome>>(std::move(part));
     auto states = std::make_shared<std::vector<TimerState>>(items->size(), TimerState::kDelivering);
+    auto planning = std::make_shared<PlanTotals>();
     std::vector<std::string> ids;
     for (const Outcome& o : *items) ids.push_back(o.id);
+    // A finished occurrence may release the one its schedule buffered.
     store_.Submit(
-        std::move(ids),
-        [this, items, states](StoreTxn& txn) -> Status {
+        WithScheduleKeys(std::move(ids)),
+        [this, items, states, planning](StoreTxn& txn) -> Status {
           const std::int64_t now = clock_.WallMs();
+          OccurrencePlanning schedules(txn, now);
           for (std::size_t i = 0; i < items->size(); ++i) {
             const Outcome& o = (*items)[i];
             (*states)[i] = TimerState::kDelivering;  // the mutation may run again
@@ -322,10 +367,15 @@ void Dispatcher::WriteOutcomes(std::vector<Outcome> outcomes) {
             TimerRecord next = Complete(**r, o.outcome, now, RetryDelayMs(**r, o.jitter));
             (*states)[i] = next.state;
             txn.Put(*r, next);
+            if (next.state != TimerState::kPending) {
+              if (Status s = schedules.Finished(next, /*fired=*/true); !s.ok()) return s;
+            }
           }
+          *planning = schedules.totals();
           return Status::Ok();
         },
-        [this, batch, items, states](const Status& s) {
+        [this, batch, items, states, planning](const Status& s) {
+          if (s.ok()) CountPlanning(*planning);
           PartWritten(*batch, *items, *states, s);
         },
         WriteOptions{.sync = false, .fenced = true});

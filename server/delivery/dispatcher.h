@@ -16,6 +16,7 @@
 #include "common/server_clock.h"
 #include "delivery/nats_publisher.h"
 #include "delivery/webhook_client.h"
+#include "schedule/schedule_service.h"
 #include "scheduler/scheduler.h"
 #include "store/timer_store.h"
 #include "timer/timer_state_machine.h"
@@ -27,8 +28,13 @@ namespace tickwheel::server {
 // Per attempt:
 //   claim    one fenced store write per chunk of fired timers (of one shard):
 //            Claim() of each record; stale entries are dropped.
+//            The first attempt of a schedule's occurrence (server/schedule/)
+//            plans its schedule in the same write: the next occurrence is
+//            created there, or this one skipped or buffered by the
+//            schedule's policies (then it is not sent).
 //   (the scheduler let it go within its flow's limits: flow/flow_gate.h)
-//   send     POST {"id", "payload", "fire_at_ms", "attempt"} with
+//   send     POST {"id", "payload", "fire_at_ms", "attempt"} (and, for an
+//            occurrence, "schedule" and "nominal_ms") with
 //            Idempotency-Key: MessageIdOf(record) and the timer's headers
 //            (and, when the client has secrets, webhook-id: the same and
 //            its signature); or, for a NATS target, publish that body with
@@ -38,7 +44,9 @@ namespace tickwheel::server {
 //            headers or payload).
 //   answer   the flow's slot is given back at once, with what the answer
 //            says of the flow (a 429, a Retry-After): Scheduler::AttemptEnded
-//   outcome  Complete() of each record, written in batches (fenced).
+//   outcome  Complete() of each record, written in batches (fenced); an
+//            occurrence that finished may release the one its schedule
+//            buffered (overlap "buffer_one"), in the same write.
 // Failures of the store never lose or spin: a claim that cannot be written
 // fires again after a pause; outcomes that cannot be written are kept (the
 // timers stay in flight) and written again after a pause, growing to 10 s.
@@ -78,6 +86,8 @@ class Dispatcher {
   };
 
   void ClaimChunk(std::vector<FiredTimer> entries);
+  // Adds what the schedules' planning did in a committed write to the metrics.
+  void CountPlanning(const PlanTotals& totals);
   // Leaves a timer that cannot be attempted here in memory for an hour.
   void Park(const DueEntry& entry);
   static constexpr std::chrono::hours kParkedFor{1};

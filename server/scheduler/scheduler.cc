@@ -39,10 +39,14 @@ void Scheduler::Stop() {
 }
 
 void Scheduler::AddShards(const std::vector<int>& shards) {
+  const std::int64_t now_ms = clock_.WallMs();
   {
     internal::MutexLock lock(mutex_);
     for (int s : shards) {
-      if (shards_.insert(s).second) shards_to_load_.push_back(s);
+      if (shards_.insert(s).second) {
+        shards_to_load_.push_back(s);
+        owned_since_[s] = now_ms;
+      }
     }
   }
   sleeper_->Wake();
@@ -50,7 +54,10 @@ void Scheduler::AddShards(const std::vector<int>& shards) {
 
 void Scheduler::RemoveShards(const std::vector<int>& shards) {
   internal::MutexLock lock(mutex_);
-  for (int s : shards) shards_.erase(s);
+  for (int s : shards) {
+    shards_.erase(s);
+    owned_since_.erase(s);
+  }
   std::erase_if(shards_to_load_, [&](int s) {
     mutex_.AssertHeld();
     return !shards_.count(s);
@@ -91,6 +98,13 @@ std::size_t Scheduler::InFlightOf(const std::vector<int>& shards) const {
 bool Scheduler::OwnsShardOf(const std::string& id) const {
   internal::MutexLock lock(mutex_);
   return Owned(id);
+}
+
+std::int64_t Scheduler::OwnedSinceMs(const std::string& id) const {
+  const int shard = store_.ShardOf(id);
+  internal::MutexLock lock(mutex_);
+  auto it = owned_since_.find(shard);
+  return it != owned_since_.end() ? it->second : clock_.WallMs();
 }
 
 std::vector<int> Scheduler::shards() const {

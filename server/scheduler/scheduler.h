@@ -99,6 +99,10 @@ class Scheduler {
   std::vector<int> shards() const;
   // Whether this node fires the shard `id` is in.
   bool OwnsShardOf(const std::string& id) const;
+  // When (wall ms) this node began firing the shard `id` is in: its start,
+  // or the takeover; now if it does not own it. Times due well before it
+  // were missed by this node (a schedule's catch-up policy decides).
+  std::int64_t OwnedSinceMs(const std::string& id) const;
   // Loads every owned shard's window again (changes may have been missed).
   void ReloadShards();
   // Timers of `shards` in flight (fired, not yet finished).
@@ -216,6 +220,7 @@ class Scheduler {
   TimePoint gate_next_ TW_GUARDED_BY(mutex_) = TimePoint::max();
   TimePoint next_collect_ TW_GUARDED_BY(mutex_);
   std::set<int> shards_ TW_GUARDED_BY(mutex_);
+  std::unordered_map<int, std::int64_t> owned_since_ TW_GUARDED_BY(mutex_);  // shard -> wall ms
   std::vector<int> shards_to_load_ TW_GUARDED_BY(mutex_);
   std::size_t in_flight_ TW_GUARDED_BY(mutex_) = 0;
   DueEntry window_end_ TW_GUARDED_BY(mutex_){INT64_MIN, ""};

@@ -18,6 +18,7 @@
 #include "delivery/tls_client.h"
 #include "delivery/webhook_signer.h"
 #include "egress/target_policy.h"
+#include "schedule/schedule_record.h"
 #include "flow/flow_metrics.h"
 #include "ui/console.h"
 
@@ -322,6 +323,7 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
   targets.resolver = &s->webhook_->resolver();
   s->policy_ = security->policy;
   s->handlers_ = std::make_unique<TimerHandlers>(*s->store_calls_, clock, metrics, limits, targets);
+  s->schedules_ = std::make_unique<ScheduleHandlers>(*s->store_calls_, clock, metrics, limits, targets);
   s->dead_letters_ = std::make_unique<DeadLetterHandlers>(*s->store_calls_, clock);
   s->series_ = std::make_unique<MetricsSeries>(metrics, clock.WallMs());
   s->series_sampler_ = std::make_unique<internal::PeriodicThread>(
@@ -345,7 +347,9 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
     };
   }
   s->api_ = std::make_unique<Api>(
-      Api::Handlers{*s->handlers_, *s->dead_letters_, *s->stats_, *s->flow_handlers_}, metrics,
+      Api::Handlers{*s->handlers_, *s->dead_letters_, *s->stats_, *s->schedules_,
+                    *s->flow_handlers_},
+      metrics,
       [raw](std::string& out) { raw->AppendGauges(out); }, [raw] { return raw->HealthDetail(); },
       std::move(security->access), std::move(console));
   if (tokens) {
@@ -494,6 +498,14 @@ void Server::AppendGauges(std::string& out) const {
     AppendGauge(out, "tickwheel_cluster_clock_ok", "0 while the clock offset is past --max-clock-offset (the node owns no shard).", leases_->clock_ok() ? 1 : 0);
     AppendGauge(out, "tickwheel_cluster_identity_ok", "0 while another process holds this node id (the node owns no shard).", leases_->identity_ok() ? 1 : 0);
   }
+  const ScheduleCounts schedules = store_->CountSchedules();
+  std::vector<std::pair<std::string_view, double>> schedules_by_state;
+  for (int i = 0; i < kScheduleStates; ++i) {
+    schedules_by_state.emplace_back(StateName(static_cast<ScheduleState>(i)),
+                                    static_cast<double>(schedules[static_cast<std::size_t>(i)]));
+  }
+  AppendLabeledGauge(out, "tickwheel_schedules", "Schedules in the store by state.", "state",
+                     schedules_by_state);
   {
     std::map<std::string, std::int64_t> backlog;
     {

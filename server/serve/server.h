@@ -90,6 +90,7 @@ class Server {
   int flow_refreshes_ = 0;  // the refresher's
   std::unique_ptr<Dispatcher> dispatcher_;
   std::unique_ptr<TimerHandlers> handlers_;
+  std::unique_ptr<ScheduleHandlers> schedules_;
   std::unique_ptr<DeadLetterHandlers> dead_letters_;
   std::unique_ptr<StatsHandlers> stats_;
   std::unique_ptr<Api> api_;

@@ -65,7 +65,18 @@ CREATE TABLE tickwheel_flow_stats (
   expires_at timestamptz NOT NULL,
   PRIMARY KEY (node_id, flow));
 )sql",
-    // 3: the target's host as a column, so that a listing filtered by host
+    // 3: schedules (server/schedule/), kept with their occurrences' shard;
+    // their states counted in tickwheel_counts from 100 on.
+    R"sql(
+CREATE TABLE tickwheel_schedules (
+  id text COLLATE "C" PRIMARY KEY,
+  shard integer NOT NULL,
+  state smallint NOT NULL,
+  record bytea NOT NULL);
+CREATE INDEX tickwheel_schedules_state ON tickwheel_schedules (state, id);
+INSERT INTO tickwheel_counts SELECT 100 + generate_series(0, 2), 0;
+)sql",
+    // 4: the target's host as a column, so that a listing filtered by host
     // is filtered in SQL (NULL: written before, read to be checked); each
     // node's process (instance), clock offset, and whether it takes shards
     // (a node that refuses them, its clock off, is not counted in the fair

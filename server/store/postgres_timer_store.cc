@@ -15,6 +15,7 @@
 #include "store/postgres_schema.h"
 #include "store/record_codec.h"
 #include "store/shard_fence.h"
+#include "timer/occurrence_id.h"
 #include "tickwheel/internal/mutex.h"
 #include "tickwheel/internal/periodic_thread.h"
 
@@ -22,7 +23,7 @@ namespace tickwheel::server {
 
 int ShardOfId(std::string_view id, int shards) {
   std::uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : id) {
+  for (unsigned char c : ShardKeyOf(id)) {
     h ^= c;
     h *= 1099511628211ull;
   }
@@ -133,20 +134,87 @@ Result<std::optional<TimerRecord>> DecodeRow(const std::string& id, const std::s
   return std::optional<TimerRecord>(std::move(*r));
 }
 
-// A group's transaction: the group's rows, read (and locked) at its start.
+Result<std::optional<ScheduleRow>> DecodeScheduleRow(const std::string& id, std::int64_t state,
+                                                     std::string record) {
+  if (state < 0 || state >= kScheduleStates) {
+    return Status::Corrupt("the row of schedule \"" + id + "\" has state " +
+                           std::to_string(state) + ", which this server does not know");
+  }
+  return std::optional<ScheduleRow>(
+      ScheduleRow{id, static_cast<std::uint8_t>(state), std::move(record)});
+}
+
+// Reads and locks (FOR UPDATE) the timers `ids`: id -> record bytes.
+Result<std::map<std::string, std::string>> LockTimers(PgConnection& c,
+                                                      const std::vector<std::string>& ids) {
+  std::map<std::string, std::string> rows;
+  if (ids.empty()) return rows;
+  Result<PgResult> r = c.ExecBinary(
+      "SELECT id, record FROM tickwheel_timers WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE",
+      {PgTextArray(ids)});
+  if (!r.ok()) return r.status();
+  for (int i = 0; i < r->rows(); ++i) rows.emplace(r->Text(i, 0), r->Text(i, 1));
+  return rows;
+}
+
+// A group's transaction: the group's rows, read (and locked) at its start;
+// timers the mutations read without naming them (a named schedule's
+// occurrences) are read and locked when first asked for, or ahead
+// (Prefetch). A read that fails fails the transaction (failed()).
 class PgTxn final : public OverlayTxn {
  public:
-  explicit PgTxn(std::map<std::string, std::string> rows) : rows_(std::move(rows)) {}
+  PgTxn(PgConnection& c, const std::vector<std::string>& named,
+        std::map<std::string, std::string> rows,
+        std::map<std::string, std::pair<std::int64_t, std::string>> schedules)
+      : c_(c),
+        named_(named.begin(), named.end()),
+        rows_(std::move(rows)),
+        schedules_(std::move(schedules)) {}
+
+  void Prefetch(const std::vector<std::string>& ids) override {
+    std::vector<std::string> more;
+    for (const std::string& id : ids) {
+      if (!IsScheduleKey(id) && !Loaded(id) && named_.insert(id).second) more.push_back(id);
+    }
+    Fetch(more);
+  }
+
+  const Status& failed() const { return failed_; }
 
  protected:
   Result<std::optional<TimerRecord>> Load(const std::string& id) override {
+    if (!named_.count(id)) {
+      named_.insert(id);
+      Fetch({id});
+      if (!failed_.ok()) return failed_;
+    }
     auto it = rows_.find(id);
     if (it == rows_.end()) return std::optional<TimerRecord>();
     return DecodeRow(id, it->second);
   }
 
+  Result<std::optional<ScheduleRow>> LoadSchedule(const std::string& id) override {
+    auto it = schedules_.find(id);
+    if (it == schedules_.end()) return std::optional<ScheduleRow>();
+    return DecodeScheduleRow(id, it->second.first, std::move(it->second.second));
+  }
+
  private:
+  void Fetch(const std::vector<std::string>& ids) {
+    if (ids.empty() || !failed_.ok()) return;
+    Result<std::map<std::string, std::string>> rows = LockTimers(c_, ids);
+    if (!rows.ok()) {
+      failed_ = rows.status();
+      return;
+    }
+    rows_.merge(*rows);
+  }
+
+  PgConnection& c_;
+  std::set<std::string> named_;  // timers read (or being read) from the database
   std::map<std::string, std::string> rows_;
+  std::map<std::string, std::pair<std::int64_t, std::string>> schedules_;  // id -> state, record
+  Status failed_;
 };
 
 // The insert-only path's transaction: every id reads as absent, and the ids
@@ -159,6 +227,10 @@ class InsertOnlyTxn final : public OverlayTxn {
   Result<std::optional<TimerRecord>> Load(const std::string& id) override {
     read_.insert(id);
     return std::optional<TimerRecord>();
+  }
+  // Never asked: groups naming schedules do not take this path.
+  Result<std::optional<ScheduleRow>> LoadSchedule(const std::string& id) override {
+    return Status::Corrupt("schedule \"" + id + "\" read on the insert-only path");
   }
 
  private:
@@ -193,6 +265,29 @@ struct Rows {
   }
   bool empty() const { return ids.empty(); }
 };
+
+constexpr char kScheduleUnnest[] =
+    "unnest($1::text[], $2::int[], $3::smallint[], $4::bytea[])";
+
+// Schedule rows to write, as array parameters.
+struct ScheduleRows {
+  std::vector<std::string> ids, records;
+  std::vector<std::int64_t> shards, states;
+  void Add(const ScheduleRow& r, int shard) {
+    ids.push_back(r.id);
+    shards.push_back(shard);
+    states.push_back(r.state);
+    records.push_back(r.record);
+  }
+  PgParams Params() const {
+    return {PgTextArray(ids), PgBigintArray(shards), PgBigintArray(states), PgByteaArray(records)};
+  }
+  bool empty() const { return ids.empty(); }
+};
+
+// Schedules' states are counted in tickwheel_counts beside the timers',
+// from this number on.
+constexpr int kScheduleCountBase = 100;
 
 class PostgresTimerStore final : public TimerStore {
  public:
@@ -518,7 +613,8 @@ class PostgresTimerStore final : public TimerStore {
 
   Result<std::uint64_t> ApproximateBytes() const override {
     return WithConnection(pool_, [&](PgConnection& c) -> Result<std::uint64_t> {
-      Result<PgResult> r = c.Exec("SELECT pg_total_relation_size('tickwheel_timers')");
+      Result<PgResult> r = c.Exec("SELECT pg_total_relation_size('tickwheel_timers') + "
+                                  "pg_total_relation_size('tickwheel_schedules')");
       if (!r.ok()) return r.status();
       return static_cast<std::uint64_t>(r->Int(0, 0));
     });
@@ -575,6 +671,65 @@ class PostgresTimerStore final : public TimerStore {
     return out;
   }
 
+  Result<std::optional<ScheduleRow>> GetSchedule(const std::string& id) const override {
+    return WithConnection(pool_, [&](PgConnection& c) -> Result<std::optional<ScheduleRow>> {
+      Result<PgResult> r =
+          c.Exec("SELECT state, record FROM tickwheel_schedules WHERE id = $1", {id});
+      if (!r.ok()) return r.status();
+      if (r->rows() == 0) return std::optional<ScheduleRow>();
+      return DecodeScheduleRow(id, r->Int(0, 0), r->Bytes(0, 1));
+    });
+  }
+
+  Result<SchedulePage> ListSchedules(std::optional<std::uint8_t> state, const std::string& after,
+                                     std::size_t limit, const std::string& prefix) const override {
+    // Ids are ASCII: every id with `prefix` sorts below prefix + DEL.
+    const std::size_t n = std::min(limit, kListScanBudget);
+    return WithConnection(pool_, [&](PgConnection& c) -> Result<SchedulePage> {
+      Result<PgResult> r = c.Exec(
+          "SELECT id, state, record FROM tickwheel_schedules WHERE ($1::smallint IS NULL OR "
+          "state = $1::smallint) AND id > $2 AND id >= $3 AND id < $4 ORDER BY id LIMIT $5",
+          {state ? std::optional<std::string>(std::to_string(*state)) : std::nullopt, after,
+           prefix, prefix + '\x7f', std::to_string(n)});
+      if (!r.ok()) return r.status();
+      SchedulePage page;
+      for (int i = 0; i < r->rows(); ++i) {
+        const std::string id(r->Text(i, 0));
+        Result<std::optional<ScheduleRow>> row = DecodeScheduleRow(id, r->Int(i, 1), r->Bytes(i, 2));
+        if (!row.ok()) return row.status();
+        page.rows.push_back(std::move(**row));
+      }
+      if (static_cast<std::size_t>(r->rows()) == n && n > 0) page.next = page.rows.back().id;
+      return page;
+    });
+  }
+
+  ScheduleCounts CountSchedules() const override {
+    ScheduleCounts out;
+    for (int i = 0; i < kScheduleStates; ++i) out[i] = schedule_counts_[i].load();
+    return out;
+  }
+
+  Result<std::vector<TimerRecord>> LastWithPrefix(const std::string& prefix,
+                                                  const std::string& before,
+                                                  std::size_t limit) const override {
+    return WithConnection(pool_, [&](PgConnection& c) -> Result<std::vector<TimerRecord>> {
+      Result<PgResult> r = c.Exec(
+          "SELECT id, record FROM tickwheel_timers WHERE id >= $1 AND id < $2 "
+          "ORDER BY id DESC LIMIT $3",
+          {prefix, before.empty() ? prefix + '\x7f' : before, std::to_string(limit)});
+      if (!r.ok()) return r.status();
+      std::vector<TimerRecord> out;
+      for (int i = 0; i < r->rows(); ++i) {
+        Result<std::optional<TimerRecord>> record =
+            DecodeRow(std::string(r->Text(i, 0)), r->Bytes(i, 1));
+        if (!record.ok()) return record.status();
+        out.push_back(std::move(**record));
+      }
+      return out;
+    });
+  }
+
   int shard_count() const override { return shards_; }
   int ShardOf(std::string_view id) const override { return ShardOfId(id, shards_); }
   void SetDueListener(DueListener listener) override { listener_ = std::move(listener); }
@@ -617,6 +772,10 @@ class PostgresTimerStore final : public TimerStore {
       for (int i = 0; i < r->rows(); ++i) {
         const std::int64_t state = r->Int(i, 0);
         if (state >= 0 && state < kNumStates) counts_[state].store(r->Int(i, 1));
+        const std::int64_t schedule_state = state - kScheduleCountBase;
+        if (schedule_state >= 0 && schedule_state < kScheduleStates) {
+          schedule_counts_[schedule_state].store(r->Int(i, 1));
+        }
       }
       return Status::Ok();
     });
@@ -689,7 +848,9 @@ class PostgresTimerStore final : public TimerStore {
   Result<bool> TryInsertOnly(PgConnection& c, std::vector<QueuedWrite>& group,
                              std::vector<Status>& results, std::vector<RecordChange>& changes) {
     for (const QueuedWrite& w : group) {
-      if (w.options.fenced) return false;
+      if (w.options.fenced || std::any_of(w.ids.begin(), w.ids.end(), IsScheduleKeyOf)) {
+        return false;
+      }
     }
     results.assign(group.size(), Status::Ok());
     InsertOnlyTxn txn;
@@ -731,14 +892,23 @@ class PostgresTimerStore final : public TimerStore {
     return true;
   }
 
+  static bool IsScheduleKeyOf(const std::string& id) { return IsScheduleKey(id); }
+
   // The count deltas' parameters (states, deltas) for
-  // `INSERT INTO tickwheel_count_deltas ... unnest($n::smallint[], $n+1::bigint[])`.
-  static void AppendCountDeltas(const StateCounts& delta, PgParams& params) {
+  // `INSERT INTO tickwheel_count_deltas ... unnest($n::smallint[], $n+1::bigint[])`;
+  // schedules' states from kScheduleCountBase.
+  static void AppendCountDeltas(const StateCounts& delta, PgParams& params,
+                                const ScheduleCounts& schedule_delta = {}) {
     std::vector<std::int64_t> states, deltas;
     for (int i = 0; i < kNumStates; ++i) {
       if (delta[i] == 0) continue;
       states.push_back(i);
       deltas.push_back(delta[i]);
+    }
+    for (int i = 0; i < kScheduleStates; ++i) {
+      if (schedule_delta[i] == 0) continue;
+      states.push_back(kScheduleCountBase + i);
+      deltas.push_back(schedule_delta[i]);
     }
     params.push_back(PgBigintArray(states));
     params.push_back(PgBigintArray(deltas));
@@ -800,13 +970,30 @@ class PostgresTimerStore final : public TimerStore {
     if (!valid.ok()) return fail(valid.status());
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-    Result<PgResult> rows = c.ExecBinary(
-        "SELECT id, record FROM tickwheel_timers WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE",
-        {PgTextArray(ids)});
-    if (!rows.ok()) return fail(rows.status());
-    std::map<std::string, std::string> stored;
-    for (int i = 0; i < rows->rows(); ++i) stored.emplace(rows->Text(i, 0), rows->Text(i, 1));
-    PgTxn txn(std::move(stored));
+    // Schedules first, then timers (and, later, a schedule's occurrences):
+    // every transaction locks in that order, so none waits in a cycle.
+    std::vector<std::string> timer_ids, schedule_ids;
+    for (const std::string& id : ids) {
+      if (IsScheduleKey(id)) {
+        schedule_ids.push_back(id.substr(0, id.size() - 1));
+      } else {
+        timer_ids.push_back(id);
+      }
+    }
+    std::map<std::string, std::pair<std::int64_t, std::string>> schedules;
+    if (!schedule_ids.empty()) {
+      Result<PgResult> r = c.Exec(
+          "SELECT id, state, record FROM tickwheel_schedules WHERE id = ANY($1::text[]) "
+          "ORDER BY id FOR UPDATE",
+          {PgTextArray(schedule_ids)});
+      if (!r.ok()) return fail(r.status());
+      for (int i = 0; i < r->rows(); ++i) {
+        schedules.emplace(r->Text(i, 0), std::make_pair(r->Int(i, 1), r->Bytes(i, 2)));
+      }
+    }
+    Result<std::map<std::string, std::string>> stored = LockTimers(c, timer_ids);
+    if (!stored.ok()) return fail(stored.status());
+    PgTxn txn(c, timer_ids, std::move(*stored), std::move(schedules));
     for (std::size_t i = 0; i < group.size(); ++i) {
       QueuedWrite& w = group[i];
       if (w.options.fenced &&
@@ -818,8 +1005,10 @@ class PostgresTimerStore final : public TimerStore {
       txn.Begin();
       results[i] = txn.End(w.mutation(txn));
     }
+    if (!txn.failed().ok()) return fail(txn.failed());
     changes = txn.Changes();
-    if (changes.empty()) return c.Commit();
+    const std::vector<ScheduleChange> schedule_changes = txn.ScheduleChanges();
+    if (changes.empty() && schedule_changes.empty()) return c.Commit();
     Rows inserts, updates;
     std::vector<std::string> deletes;
     for (const RecordChange& change : changes) {
@@ -855,10 +1044,15 @@ class PostgresTimerStore final : public TimerStore {
               .status();
       if (!s.ok()) return fail(s);
     }
+    s = WriteSchedules(c, schedule_changes);
+    if (!s.ok()) return fail(s);
     const StateCounts delta = CountDelta(changes);
-    if (std::any_of(delta.begin(), delta.end(), [](std::int64_t d) { return d != 0; })) {
+    const ScheduleCounts schedule_delta = CountDelta(schedule_changes);
+    if (std::any_of(delta.begin(), delta.end(), [](std::int64_t d) { return d != 0; }) ||
+        std::any_of(schedule_delta.begin(), schedule_delta.end(),
+                    [](std::int64_t d) { return d != 0; })) {
       PgParams params;
-      AppendCountDeltas(delta, params);
+      AppendCountDeltas(delta, params, schedule_delta);
       s = c.Exec("INSERT INTO tickwheel_count_deltas (state, delta) "
                  "SELECT * FROM unnest($1::smallint[], $2::bigint[])",
                  params)
@@ -888,6 +1082,45 @@ class PostgresTimerStore final : public TimerStore {
     s = c.Commit();
     if (!s.ok()) return fail(s);
     for (int i = 0; i < kNumStates; ++i) counts_[i].fetch_add(delta[i]);
+    for (int i = 0; i < kScheduleStates; ++i) schedule_counts_[i].fetch_add(schedule_delta[i]);
+    return Status::Ok();
+  }
+
+  // The schedules' net changes: one INSERT, UPDATE and DELETE of many rows.
+  Status WriteSchedules(PgConnection& c, const std::vector<ScheduleChange>& changes) {
+    ScheduleRows inserts, updates;
+    std::vector<std::string> deletes;
+    for (const ScheduleChange& change : changes) {
+      const std::string& id = change.after ? change.after->id : change.before->id;
+      if (!change.after) {
+        deletes.push_back(id);
+      } else if (change.before) {
+        updates.Add(*change.after, ShardOf(id));
+      } else {
+        inserts.Add(*change.after, ShardOf(id));
+      }
+    }
+    if (!inserts.empty()) {
+      Status s = c.Exec(std::string("INSERT INTO tickwheel_schedules (id, shard, state, record) "
+                                    "SELECT * FROM ") + kScheduleUnnest,
+                        inserts.Params())
+                     .status();
+      if (!s.ok()) return s;
+    }
+    if (!updates.empty()) {
+      Status s = c.Exec(std::string("UPDATE tickwheel_schedules t SET state = v.state, "
+                                    "record = v.record FROM ") +
+                            kScheduleUnnest + " AS v(id, shard, state, record) WHERE t.id = v.id",
+                        updates.Params())
+                     .status();
+      if (!s.ok()) return s;
+    }
+    if (!deletes.empty()) {
+      Status s = c.Exec("DELETE FROM tickwheel_schedules WHERE id = ANY($1::text[])",
+                        {PgTextArray(deletes)})
+                     .status();
+      if (!s.ok()) return s;
+    }
     return Status::Ok();
   }
 
@@ -902,6 +1135,7 @@ class PostgresTimerStore final : public TimerStore {
   mutable PgPool pool_;
   DueListener listener_;  // set before the writes it should see
   std::array<std::atomic<std::int64_t>, kNumStates> counts_{};
+  std::array<std::atomic<std::int64_t>, kScheduleStates> schedule_counts_{};
   std::atomic<std::uint64_t> write_errors_{0};
   std::atomic<std::uint64_t> retries_{0};
   std::atomic<bool> closed_{false};

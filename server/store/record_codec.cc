@@ -3,6 +3,7 @@
 
 #include <cstring>
 
+#include "common/binary_codec.h"
 #include "timer/flow_key.h"
 
 namespace tickwheel::server {
@@ -13,49 +14,14 @@ constexpr std::uint8_t kFormat2 = 2;
 constexpr std::uint8_t kFormat3 = 3;
 constexpr std::uint16_t kMaxHeaders = 256;
 
-template <typename T>
-void PutFixed(std::string& out, T value) {
-  char buf[sizeof(T)];
-  std::memcpy(buf, &value, sizeof(T));
-  out.append(buf, sizeof(T));
-}
-
-void PutString(std::string& out, std::string_view s) {
-  PutFixed<std::uint32_t>(out, static_cast<std::uint32_t>(s.size()));
-  out.append(s);
-}
-
-class Reader {
- public:
-  explicit Reader(std::string_view in) : in_(in) {}
-  template <typename T>
-  bool Fixed(T& value) {
-    if (in_.size() < sizeof(T)) return false;
-    std::memcpy(&value, in_.data(), sizeof(T));
-    in_.remove_prefix(sizeof(T));
-    return true;
-  }
-  bool String(std::string& s) {
-    std::uint32_t n = 0;
-    if (!Fixed(n) || in_.size() < n) return false;
-    s.assign(in_.data(), n);
-    in_.remove_prefix(n);
-    return true;
-  }
-  bool done() const { return in_.empty(); }
-
- private:
-  std::string_view in_;
-};
-
 // The fields formats 1 and 2 share, in their order.
-bool ReadTimes(Reader& in, TimerRecord& r) {
+bool ReadTimes(BinaryReader& in, TimerRecord& r) {
   return in.Fixed(r.fire_at_ms) && in.Fixed(r.due_ms) && in.Fixed(r.attempts) &&
          in.Fixed(r.max_attempts) && in.Fixed(r.backoff_ms) && in.Fixed(r.created_ms) &&
          in.Fixed(r.updated_ms);
 }
 
-bool ReadFormat1(Reader& in, TimerRecord& r) {
+bool ReadFormat1(BinaryReader& in, TimerRecord& r) {
   std::uint64_t std_hash = 0;  // std::hash of the body: not comparable
   if (!ReadTimes(in, r) || !in.Fixed(std_hash) || !in.String(r.target) ||
       !in.String(r.payload) || !in.String(r.last_error)) {
@@ -69,7 +35,7 @@ bool ReadFormat1(Reader& in, TimerRecord& r) {
 
 // Formats 2 and 3: the same fields, format 3 with each attempt's
 // throttled_ms and, last, the flow.
-bool ReadFormat2Or3(Reader& in, TimerRecord& r, std::uint8_t version) {
+bool ReadFormat2Or3(BinaryReader& in, TimerRecord& r, std::uint8_t version) {
   std::uint8_t kind = 0;
   if (!ReadTimes(in, r) || !in.Fixed(kind) ||
       (kind != static_cast<std::uint8_t>(DigestKind::kSha256) &&
@@ -143,7 +109,7 @@ std::string EncodeRecord(const TimerRecord& r) {
 }
 
 Result<TimerRecord> DecodeRecord(std::string_view id, std::string_view bytes) {
-  Reader in(bytes);
+  BinaryReader in(bytes);
   TimerRecord r;
   r.id = std::string(id);
   std::uint8_t version = 0;

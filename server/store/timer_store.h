@@ -25,6 +25,30 @@ namespace tickwheel::server {
 
 using StateCounts = std::array<std::int64_t, kNumStates>;
 
+// A schedule (server/schedule/) as the stores keep it: its record is
+// encoded and decoded by the schedule service; the store keeps it with the
+// schedule's timers (the same shard as its occurrences, ShardKeyOf), indexes
+// it by id and by state, and counts it by state.
+struct ScheduleRow {
+  std::string id;
+  std::uint8_t state = 0;  // < kScheduleStates; what it means is schedule/'s
+  std::string record;      // the encoded schedule
+  friend bool operator==(const ScheduleRow&, const ScheduleRow&) = default;
+};
+inline constexpr int kScheduleStates = 3;
+using ScheduleCounts = std::array<std::int64_t, kScheduleStates>;
+
+// The key a mutation names a schedule by, among the ids it is submitted
+// with: the schedule's id and '@' (no id has an '@' but an occurrence's:
+// timer/occurrence_id.h). A schedule's key and its occurrences share a
+// shard.
+inline std::string ScheduleKey(std::string_view schedule_id) {
+  std::string key(schedule_id);
+  key.push_back('@');
+  return key;
+}
+inline bool IsScheduleKey(std::string_view key) { return !key.empty() && key.back() == '@'; }
+
 // What one mutation sees of the store while it runs: its reads see its own
 // writes and those of the mutations before it in the same atomic write.
 // Put keeps every index and the per-state counts in step with the record.
@@ -44,6 +68,18 @@ class StoreTxn {
   // Deletes the timer and its index entries (retention).
   // REQUIRES: `before` is what Get returned in this mutation.
   virtual void Erase(const TimerRecord& before) = 0;
+
+  // Schedules, as Get, Put and Erase for timers. REQUIRES: ScheduleKey(id)
+  // is one of the ids the mutation was submitted with.
+  virtual Result<std::optional<ScheduleRow>> GetSchedule(const std::string& id) = 0;
+  virtual void PutSchedule(const std::optional<ScheduleRow>& before, const ScheduleRow& after) = 0;
+  virtual void EraseSchedule(const ScheduleRow& before) = 0;
+
+  // A hint: the mutation is about to Get these timers, which it did not
+  // name (the occurrences of a schedule it named: whoever holds a
+  // schedule's key may read and write its occurrences). The store may read
+  // them at once (one MultiGet, one SELECT) rather than one by one.
+  virtual void Prefetch(const std::vector<std::string>& ids) { (void)ids; }
 };
 
 struct WriteOptions {
@@ -105,6 +141,12 @@ struct ListPage {
   std::optional<ListCursor> next;  // set while there may be more
 };
 
+// A page of schedules, in id order.
+struct SchedulePage {
+  std::vector<ScheduleRow> rows;
+  std::optional<std::string> next;  // the last id looked at, while there may be more
+};
+
 // A cluster as its database sees it (GET /v1/cluster): the nodes that
 // heartbeat and the lease of every shard. Times are Unix ms by the
 // database's clock.
@@ -149,7 +191,8 @@ class TimerStore {
 
   virtual ~TimerStore() = default;
 
-  // Queues `mutation` over the timers `ids`. Mutations with an id in common
+  // Queues `mutation` over the timers `ids` (and the schedules named by
+  // ScheduleKey among them). Mutations with an id in common
   // never run at the same time; each runs whole or not at all. `done` gets
   // the mutation's own status, or the write's if that failed (kUnavailable:
   // nothing of it was written), and runs before the ids are free for the
@@ -242,8 +285,28 @@ class TimerStore {
   // Timers per state, as of the last completed write.
   virtual StateCounts Counts() const = 0;
 
+  // The schedule `id`, as of the last completed write; nullopt if none.
+  virtual Result<std::optional<ScheduleRow>> GetSchedule(const std::string& id) const = 0;
+  // Schedules with ids after `after` ("": from the first) in id order, in
+  // `state` (any if nullopt), whose ids start with `prefix`; at most `limit`,
+  // looking at kListScanBudget at most (so a page may be short, even empty,
+  // and still have `next`).
+  virtual Result<SchedulePage> ListSchedules(std::optional<std::uint8_t> state,
+                                             const std::string& after, std::size_t limit,
+                                             const std::string& prefix) const = 0;
+  // Schedules per state (ScheduleRow::state), as of the last completed write.
+  virtual ScheduleCounts CountSchedules() const = 0;
+  // The timers whose ids start with `prefix` and sort before `before` ("":
+  // no bound), highest id first, at most `limit` (a schedule's last
+  // occurrences: their ids sort by time).
+  virtual Result<std::vector<TimerRecord>> LastWithPrefix(const std::string& prefix,
+                                                          const std::string& before,
+                                                          std::size_t limit) const = 0;
+
   // The number of shards timers are spread over (1 for the embedded store)
-  // and the shard of `id`. The scheduler loads the shards this node owns.
+  // and the shard of `id` (of its ShardKeyOf: a schedule's key and its
+  // occurrences are in the schedule's shard). The scheduler loads the
+  // shards this node owns.
   virtual int shard_count() const = 0;
   virtual int ShardOf(std::string_view id) const = 0;
 

@@ -70,6 +70,18 @@ class ScanFailingStore final : public TimerStore {
     return store_.FinishedBefore(s, t, l);
   }
   StateCounts Counts() const override { return store_.Counts(); }
+  Result<std::optional<ScheduleRow>> GetSchedule(const std::string& id) const override {
+    return store_.GetSchedule(id);
+  }
+  Result<SchedulePage> ListSchedules(std::optional<std::uint8_t> s, const std::string& a,
+                                     std::size_t l, const std::string& p) const override {
+    return store_.ListSchedules(s, a, l, p);
+  }
+  ScheduleCounts CountSchedules() const override { return store_.CountSchedules(); }
+  Result<std::vector<TimerRecord>> LastWithPrefix(const std::string& p, const std::string& b,
+                                                  std::size_t l) const override {
+    return store_.LastWithPrefix(p, b, l);
+  }
   int shard_count() const override { return store_.shard_count(); }
   int ShardOf(std::string_view id) const override { return store_.ShardOf(id); }
   void SetDueListener(DueListener l) override { store_.SetDueListener(std::move(l)); }

@@ -15,6 +15,7 @@
 
 #include "server_test_util.h"
 #include "store/pg_connection.h"
+#include "store/postgres_timer_store.h"
 #include "support/postgres_server.h"
 
 namespace tickwheel::testing {
@@ -438,6 +439,64 @@ TEST(ServerClusterTest, WhileTheDatabaseIsDownWritesAre503AndNothingIsLost) {
   EXPECT_EQ(ids, (std::set<std::string>{"before", "after"}));
   EXPECT_EQ(Call(client, "GET", "/v1/timers/during").status, 404);
   EXPECT_EQ(cluster.node(0).Terminate(), 0) << cluster.node(0).log();
+}
+
+// A schedule is planned by the owner of its shard only: kill that node in
+// the middle of a 1-second schedule (between two occurrences), and the
+// node that takes the shard over goes on with it. The receiver counts
+// each nominal time once: none missed across the takeover, none twice.
+TEST(ServerClusterTest, ATakeoverInTheMiddleOfAOneSecondScheduleFiresEachNominalTimeOnce) {
+  Cluster cluster(3);
+  ASSERT_TRUE(cluster.StartAll());
+  ASSERT_TRUE(cluster.SharesSettled());
+  WebhookReceiver receiver;
+  BlockingHttpClient first(cluster.address(0), seconds(5));
+  ASSERT_EQ(Call(first, "POST", "/v1/schedules",
+                 R"({"id":"takeover","every_ms":1000,"target":{"url":")" + receiver.url() + "\"}}")
+                .status,
+            201);
+  // Its owner: the node holding the lease of its shard.
+  const int shard = server::ShardOfId("takeover", 32);
+  JsonCall leases = Call(first, "GET", "/v1/cluster");
+  const std::string owner(leases.body.at("leases").as_array()[static_cast<std::size_t>(shard)]
+                              .at("owner").as_string());
+  ASSERT_EQ(owner.substr(0, 4), "node");
+  const int victim = std::stoi(owner.substr(4));
+  auto nominal_times = [&] {
+    std::map<std::int64_t, int> times;
+    for (const Delivery& d : receiver.deliveries()) {
+      ++times[boost::json::parse(d.body).at("nominal_ms").as_int64()];
+    }
+    return times;
+  };
+  ASSERT_TRUE(receiver.WaitFor(4, seconds(30)));
+  // 300 ms after an occurrence's time: delivered, the next one planned.
+  const std::map<std::int64_t, int> before_kill = nominal_times();
+  ASSERT_FALSE(before_kill.empty());
+  const std::int64_t last = before_kill.rbegin()->first;
+  const std::int64_t kill_at = last + 300;
+  if (kill_at > WallMs()) std::this_thread::sleep_for(milliseconds(kill_at - WallMs()));
+  cluster.node(victim).Kill();
+  // Another node takes the shard once the lease expires (2 s), and fires
+  // what came due meanwhile; then the schedule goes on.
+  const std::size_t before = receiver.count();
+  ASSERT_TRUE(receiver.WaitFor(before + 8, seconds(60)));
+  const int survivor = (victim + 1) % 3;
+  BlockingHttpClient other(cluster.address(survivor), seconds(5));
+  ASSERT_EQ(Call(other, "DELETE", "/v1/schedules/takeover").status, 200);
+  const std::map<std::int64_t, int> times = nominal_times();
+  ASSERT_FALSE(times.empty());
+  ASSERT_GT(times.rbegin()->first, kill_at + 5000);  // fired after the takeover
+  for (std::int64_t t = times.begin()->first; t <= times.rbegin()->first; t += 1000) {
+    const auto it = times.find(t);
+    EXPECT_TRUE(it != times.end() && it->second == 1)
+        << "nominal time " << t << " delivered " << (it == times.end() ? 0 : it->second)
+        << " times (killed " << owner << " at " << kill_at << ")";
+  }
+  for (const Delivery& d : receiver.deliveries()) {
+    EXPECT_GE(d.received_ms, boost::json::parse(d.body).at("nominal_ms").as_int64()) << d.id;
+  }
+  EXPECT_EQ(cluster.Sum("tickwheel_duplicates_after_recovery_total"), 0);
 }
 
 }  // namespace

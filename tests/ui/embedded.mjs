@@ -129,6 +129,69 @@ await steps([
     await page.locator('.page-head .state-delivered').waitFor();
   }],
 
+  ['schedules: listed; a schedule page shows its next times here and in its zone and its last occurrences; an admin pauses, resumes and triggers it', async () => {
+    const ny = id('ny-report');
+    const tick = id('tick');
+    assert.equal((await call('POST', '/v1/schedules', {
+      id: ny, cron: '0 9 * * MON-FRI', time_zone: 'America/New_York', target: { url: `${receiver}/ok` }, payload: { report: 'daily' },
+    }, admin)).status, 201);
+    assert.equal((await call('POST', '/v1/schedules', { id: tick, every_ms: 1000, target: { url: `${receiver}/ok` } }, admin)).status, 201);
+    await page.goto(`${server}/ui/#/schedules`);
+    await page.getByRole('heading', { name: 'Schedules' }).waitFor();
+    await page.getByRole('link', { name: ny }).waitFor();
+    await page.getByRole('cell', { name: '0 9 * * MON-FRI (America/New_York)' }).waitFor();
+    await page.getByRole('cell', { name: 'every 1 s' }).waitFor();
+    await shot(page, 'schedules');
+    await page.getByRole('link', { name: ny }).click();
+    await page.getByRole('heading', { name: ny }).waitFor();
+    // Ten weekday 09:00s in New York, each shown in Berlin (the browser's zone) too.
+    const local = await page.locator('#h-next + * tbody tr td:nth-child(2)').allTextContents();
+    assert.equal(local.length, 10);
+    for (const text of local) assert.match(text, /^\d{4}-\d\d-\d\dT09:00:00-0[45]:00 E[SD]T$/);
+    const here = await page.locator('#h-next + * tbody tr td:nth-child(1) time').first().getAttribute('title');
+    assert.match(here, /\(Europe\/Berlin\)$/);
+    const first = (await call('GET', `/v1/schedules/${ny}?next=1`, undefined, admin)).body.next[0];
+    assert.equal(await page.locator('#h-next + * tbody tr td:nth-child(3)').first().textContent(), first.utc);
+    // Pause and resume, each confirmed.
+    await page.getByRole('button', { name: 'Pause…' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Pause', exact: true }).click();
+    await page.locator('.page-head .schedule-paused').waitFor();
+    assert.equal((await call('GET', `/v1/schedules/${ny}`, undefined, admin)).body.state, 'paused');
+    await page.getByText('Next fire times (once resumed)').waitFor();
+    await page.getByRole('button', { name: 'Resume…' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Resume', exact: true }).click();
+    await page.locator('.page-head .schedule-active').waitFor();
+    assert.equal((await call('GET', `/v1/schedules/${ny}`, undefined, admin)).body.state, 'active');
+    // Trigger now: one occurrence, delivered, shown among the last ones.
+    await page.getByRole('button', { name: 'Trigger now…' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Trigger now', exact: true }).click();
+    const toast = page.getByText(new RegExp(`^Triggered ${ny}@\\d+\\.$`));
+    await toast.waitFor();
+    const triggered = (await toast.textContent()).slice('Triggered '.length, -1);
+    // Among the last occurrences (the planned one, a weekday 09:00, is newer).
+    const occurrence = page.locator('#h-last + * tbody tr', { has: page.getByRole('link', { name: triggered, exact: true }) });
+    await occurrence.waitFor();
+    await occurrence.locator('.state-delivered').waitFor();
+    await occurrence.getByRole('cell', { name: '200', exact: true }).waitFor();
+    const after = (await call('GET', `/v1/schedules/${ny}`, undefined, admin)).body;
+    assert.equal(after.counts.triggered, 1);
+    assert.equal(after.counts.fired, 1);
+    assert.equal(after.occurrences, 0, 'the recurrence itself has not fired');
+    await shot(page, 'schedule');
+    // The every-second schedule: its occurrences appear as they fire, and
+    // each one's page is a timer's.
+    await page.goto(`${server}/ui/#/schedule/${tick}`);
+    await page.getByRole('heading', { name: tick }).waitFor();
+    await until('3 delivered occurrences', async () => (await page.locator('#h-last + * tbody .state-delivered').count()) >= 3);
+    const link = page.locator('#h-last + * tbody tr', { has: page.locator('.state-delivered') }).first().getByRole('link');
+    const href = await link.getAttribute('href');
+    assert.match(href, new RegExp(`^#/timer/${tick}%40\\d+$`));
+    await page.goto(`${server}/ui/${href}`);
+    await page.getByRole('heading', { name: new RegExp(`^${tick}@\\d+$`) }).waitFor();
+    await page.locator('.page-head .state-delivered').waitFor();
+    assert.equal((await call('DELETE', `/v1/schedules/${tick}`, undefined, admin)).status, 200);
+  }],
+
   ['search by id, id prefix and target host', async () => {
     await page.goto(`${server}/ui/#/timers?state=delivered`);
     await page.getByLabel('Id or id prefix').fill('fire');
@@ -234,6 +297,11 @@ await steps([
     await ro.goto(`${server}/ui/#/dead-letters`);
     await ro.getByText(/dead letters in all/).waitFor();
     assert.equal(await ro.getByRole('button', { name: /Retry|Delete/ }).count(), 0);
+    await ro.goto(`${server}/ui/#/schedule/${id('ny-report')}`);
+    await ro.getByRole('heading', { name: id('ny-report') }).waitFor();
+    await ro.locator('#h-next + * tbody tr').first().waitFor();
+    assert.equal(await ro.getByRole('button', { name: /Pause|Resume|Trigger/ }).count(), 0);
+    assert.equal((await call('POST', `/v1/schedules/${id('ny-report')}:pause`, {}, read)).status, 403);
     await ro.goto(`${server}/ui/#/timers`);
     await ro.getByRole('heading', { name: 'Timers' }).waitFor();
     assert.equal(await ro.getByRole('button', { name: 'New test timer' }).count(), 0);

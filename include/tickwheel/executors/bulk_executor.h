@@ -37,6 +37,16 @@ struct BulkExecutorOptions {
 // earlier Add, a batch that throws is reported and the executor goes on, and
 // the destructor executes what is left.
 //
+// Locks: `execute` and on_error run under no lock of the executor, and a
+// batch's tasks are destroyed after it ran, under none; only a task's move
+// constructor (and the destructor of a moved-from task) runs under it.
+// Out of memory (std::bad_alloc): Add throws only if the task was not
+// stored, or if the flusher thread could not start (std::system_error too;
+// the task is stored and runs with the next flush); Flush and Wait throw
+// with the buffered tasks as they were; the flusher thread reports to
+// on_error and tries again at its next tick; the destructor never fails
+// (PeriodicalExecutor's guarantees).
+//
 // Thread safety: every method may be called from any thread; Add also from
 // inside `execute`.
 // Cost: Add is an amortized O(1) vector append under a mutex.

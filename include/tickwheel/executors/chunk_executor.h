@@ -37,7 +37,8 @@ struct ChunkExecutorOptions {
 // ticks, Flush, Wait and the destructor take smaller batches. The guarantees
 // are PeriodicalExecutor's: every task executed exactly once, in the order
 // added; Wait covers every earlier Add; a throwing batch is reported and the
-// executor goes on; the destructor executes what is left.
+// executor goes on; the destructor executes what is left. Its lock and
+// out-of-memory guarantees are BulkExecutor's.
 //
 // Thread safety: every method may be called from any thread; Add also from
 // inside `execute`.

@@ -33,6 +33,11 @@ struct DelayExecutorOptions {
 // runs a pending run at once (no trigger is lost) and waits for it; triggers
 // from then on (from `fn` itself) are ignored.
 //
+// Locks: `fn` and on_error run under no lock of the executor. Failures: a
+// Trigger that cannot start the thread throws (std::system_error, or
+// std::bad_alloc) with nothing pending, and the next Trigger works; what
+// `fn` throws goes to on_error.
+//
 // Thread safety: Trigger may be called from any thread, including from `fn`.
 // Cost: Trigger is O(1) under a mutex; it starts a thread when none exists.
 //
@@ -51,9 +56,8 @@ class DelayExecutor {
 
   // Schedules a run `delay` from now, unless one is already pending. Returns
   // true if this call scheduled it, false if it joined a pending one (or the
-  // executor is being destroyed). May
-  // throw std::system_error if the thread cannot start (nothing is then
-  // pending).
+  // executor is being destroyed). May throw std::system_error or
+  // std::bad_alloc if the thread cannot start (nothing is then pending).
   bool Trigger();
 
  private:

@@ -22,8 +22,9 @@ namespace tickwheel::internal {
 //     one-shot: freed; repeat: kRunning
 //   kRunning --run ends (FinishRun)--> kPending (re-armed), or freed if it
 //     was cancelled (kRunningCancelled), or kRearming if re-arming ran out
-//     of memory: then the next Advance re-arms it (kPending), or frees it if
-//     it was cancelled meanwhile (kRearmCancelled).
+//     of memory: then the next Advance re-arms it (kPending) for the run
+//     FinishRun chose (which runs at once if its time has passed), or frees
+//     it if it was cancelled meanwhile (kRearmCancelled).
 // Cancel frees kPending and kQueued entries at once (a queued item then
 // finds the generation changed and does nothing).
 enum class TimerState : std::uint8_t {
@@ -153,7 +154,10 @@ struct TimerShard {
   void Stale(std::uint32_t i) noexcept;
   // Arms repeat `i` at its next_run; out of memory, lists it and throws.
   void Arm(std::uint32_t i);
-  void RetryRearms(TimePoint now);
+  // Arms the listed repeats, each at its next_run (a time that has passed
+  // fires at once, once), and frees the cancelled ones. Out of memory, what
+  // is left stays listed and it throws.
+  void RetryRearms();
 
   const std::size_t index;   // of this shard
   const std::size_t shards;  // in the service

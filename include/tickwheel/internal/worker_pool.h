@@ -111,7 +111,7 @@ class WorkerPool {
     // Nothing is queued any more once stopping_ is set.
     while (!queue_.empty()) {
       {
-        Item item = std::move(queue_.front());
+        [[maybe_unused]] Item item = std::move(queue_.front());
         queue_.pop_front();
         lock.Unlock();
       }  // the item is destroyed under no lock
