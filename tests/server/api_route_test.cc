@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // MatchRoute (server/api/api.h): which route a path is, and the id in it,
 // percent-decoded; the action suffixes matched before the id is decoded.
+// Every route kind's methods (AllowedMethods, what Admit answers 405 by)
+// and metrics template (RouteTemplate).
 #include <gtest/gtest.h>
+
+#include <iterator>
 
 #include "api/api.h"
 
@@ -56,6 +60,53 @@ TEST(ApiRouteTest, PathsWithoutAnIdAreUnchanged) {
   EXPECT_EQ(MatchRoute("/v1/schedules").kind, Route::Kind::kSchedules);
   EXPECT_EQ(MatchRoute("/v1/timers%3Abatch").kind, Route::Kind::kNone);
   EXPECT_EQ(MatchRoute("/healthz").kind, Route::Kind::kHealth);
+}
+
+TEST(ApiRouteTest, EveryRouteListsItsMethodsAndHasItsOwnTemplate) {
+  struct Case {
+    const char* path;
+    Route::Kind kind;
+    const char* methods;
+    const char* route_template;
+  };
+  // One per route kind (kNone aside), each matched from a path.
+  const Case cases[] = {
+      {"/healthz", Route::Kind::kHealth, "GET", "/healthz"},
+      {"/metrics", Route::Kind::kMetrics, "GET", "/metrics"},
+      {"/v1/whoami", Route::Kind::kWhoami, "GET", "/v1/whoami"},
+      {"/v1/timers", Route::Kind::kTimers, "GET, POST", "/v1/timers"},
+      {"/v1/timers:batch", Route::Kind::kBatch, "POST", "/v1/timers:batch"},
+      {"/v1/timers/a", Route::Kind::kTimer, "GET, PATCH, DELETE", "/v1/timers/{id}"},
+      {"/v1/timers/a:retry", Route::Kind::kTimerRetry, "POST", "/v1/timers/{id}:retry"},
+      {"/v1/timers:retry-failed", Route::Kind::kRetryFailed, "POST", "/v1/timers:retry-failed"},
+      {"/v1/timers:delete-failed", Route::Kind::kDeleteFailed, "POST",
+       "/v1/timers:delete-failed"},
+      {"/v1/stats", Route::Kind::kStats, "GET", "/v1/stats"},
+      {"/v1/stats/series", Route::Kind::kStatsSeries, "GET", "/v1/stats/series"},
+      {"/v1/cluster", Route::Kind::kCluster, "GET", "/v1/cluster"},
+      {"/v1/schedules", Route::Kind::kSchedules, "GET, POST", "/v1/schedules"},
+      {"/v1/schedules/a", Route::Kind::kSchedule, "GET, PATCH, DELETE", "/v1/schedules/{id}"},
+      {"/v1/schedules/a:pause", Route::Kind::kSchedulePause, "POST", "/v1/schedules/{id}:pause"},
+      {"/v1/schedules/a:resume", Route::Kind::kScheduleResume, "POST",
+       "/v1/schedules/{id}:resume"},
+      {"/v1/schedules/a:trigger", Route::Kind::kScheduleTrigger, "POST",
+       "/v1/schedules/{id}:trigger"},
+      {"/v1/schedules/a:backfill", Route::Kind::kScheduleBackfill, "POST",
+       "/v1/schedules/{id}:backfill"},
+      {"/v1/flows", Route::Kind::kFlows, "GET", "/v1/flows"},
+      {"/v1/flows/a", Route::Kind::kFlow, "GET, PUT, DELETE", "/v1/flows/{key}"},
+      {"/v1/flows/a:pause", Route::Kind::kFlowPause, "POST", "/v1/flows/{key}:pause"},
+      {"/v1/flows/a:resume", Route::Kind::kFlowResume, "POST", "/v1/flows/{key}:resume"},
+  };
+  // Every kind is in the table: the last one is kFlowResume.
+  EXPECT_EQ(std::size(cases), static_cast<std::size_t>(Route::Kind::kFlowResume));
+  for (const Case& c : cases) {
+    EXPECT_EQ(MatchRoute(c.path).kind, c.kind) << c.path;
+    EXPECT_STREQ(AllowedMethods(c.kind), c.methods) << c.path;
+    EXPECT_EQ(RouteTemplate(c.kind), c.route_template) << c.path;
+  }
+  EXPECT_STREQ(AllowedMethods(Route::Kind::kNone), "");
+  EXPECT_EQ(RouteTemplate(Route::Kind::kNone), "other");
 }
 
 }  // namespace

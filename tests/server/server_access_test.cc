@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // API access of the real `tickwheel serve`: bearer tokens on every /v1
-// route (none, wrong, read, admin), /healthz and /metrics, the API over
-// TLS, target header values redacted unless an admin token asks, the
+// route (none, wrong, read, admin; the schedules' too), /healthz and
+// /metrics, the API over TLS, target header values and URL queries
+// redacted unless an admin token asks (timers and schedules), the
 // client commands with a token, and the refusal to listen outside loopback
 // without tokens.
 #include <gtest/gtest.h>
@@ -75,6 +76,20 @@ TEST_F(ServerAccessTest, EveryV1RouteAnswers401WithoutAValidToken403ToAReaderTha
   ASSERT_EQ(Call(*admin, "POST", "/v1/timers", TimerBody("acc-2", 3'600'000, url)).status, 201);
   const std::int64_t fire_at_1 =
       Call(*admin, "GET", "/v1/timers/acc-1").body.at("fire_at_ms").as_int64();
+  // Schedules (hourly) deliver to a receiver of this test's own, so their
+  // occurrences do not reach the other tests' receiver.
+  WebhookReceiver schedule_receiver;
+  auto schedule = [&](const std::string& id) {
+    return R"({"id":")" + id + R"(","every_ms":3600000,"payload":{"n":1},"target":{"url":")" +
+           schedule_receiver.url() + "\"}}";
+  };
+  ASSERT_EQ(Call(*admin, "POST", "/v1/schedules", schedule("acc-s")).status, 201);
+  ASSERT_EQ(Call(*admin, "POST", "/v1/schedules", schedule("acc-s2")).status, 201);
+  // Two hourly times, in the past.
+  const std::int64_t hour = 3'600'000;
+  const std::int64_t backfill_to = WallMs() / hour * hour - hour + 1;
+  const std::string backfill = R"({"from_ms":)" + std::to_string(backfill_to - 2 * hour) +
+                               R"(,"to_ms":)" + std::to_string(backfill_to) + "}";
   struct Route {
     const char* method;
     std::string path, body;
@@ -91,12 +106,25 @@ TEST_F(ServerAccessTest, EveryV1RouteAnswers401WithoutAValidToken403ToAReaderTha
       {"PATCH", "/v1/timers/acc-1", R"({"delay_ms": 7200000})", true, 200},
       {"DELETE", "/v1/timers/acc-2", "", true, 200},
       {"POST", "/v1/timers/acc-1:retry", "", true, 409},  // not failed
+      {"GET", "/v1/schedules", "", false, 200},
+      {"POST", "/v1/schedules", "", true, 201},
+      {"GET", "/v1/schedules/acc-s", "", false, 200},
+      {"PATCH", "/v1/schedules/acc-s", R"({"payload":{"n":2}})", true, 200},
+      {"POST", "/v1/schedules/acc-s:pause", "", true, 200},
+      {"POST", "/v1/schedules/acc-s:resume", "", true, 200},
+      {"POST", "/v1/schedules/acc-s:trigger", "", true, 201},
+      {"POST", "/v1/schedules/acc-s:backfill", backfill, true, 200},
+      {"DELETE", "/v1/schedules/acc-s2", "", true, 200},
       {"GET", "/v1/whoami", "", false, 200},
       {"GET", "/v1/no-such-route", "", false, 404},
   };
+  int schedules = 0;
   auto body_of = [&](const Route& r) {
     if (r.path == "/v1/timers" && r.method == std::string("POST")) return fresh();
     if (r.path == "/v1/timers:batch") return "{\"timers\":[" + fresh() + "]}";
+    if (r.path == "/v1/schedules" && r.method == std::string("POST")) {
+      return schedule("acc-snew-" + std::to_string(++schedules));
+    }
     return r.body;
   };
   auto none = ClientWith("");
@@ -128,6 +156,17 @@ TEST_F(ServerAccessTest, EveryV1RouteAnswers401WithoutAValidToken403ToAReaderTha
     EXPECT_EQ(Call(*admin, "GET", "/v1/timers/acc-new-" + std::to_string(i)).status, 404) << i;
   }
   EXPECT_EQ(n, 6);
+  // ... no schedule created, acc-s not changed, paused or triggered (nor
+  // backfilled), acc-s2 not deleted.
+  for (int i = 1; i <= schedules; ++i) {
+    EXPECT_EQ(Call(*admin, "GET", "/v1/schedules/acc-snew-" + std::to_string(i)).status, 404) << i;
+  }
+  EXPECT_EQ(schedules, 3);
+  const JsonCall acc_s = Call(*admin, "GET", "/v1/schedules/acc-s");
+  EXPECT_EQ(State(acc_s), "active") << acc_s.raw;
+  EXPECT_EQ(acc_s.body.at("payload").at("n").as_int64(), 1) << acc_s.raw;
+  EXPECT_EQ(acc_s.body.at("last_occurrences").as_array().size(), 1u) << acc_s.raw;  // the planned one
+  EXPECT_EQ(Call(*admin, "GET", "/v1/schedules/acc-s2").status, 200);
   for (const Route& r : routes) {
     JsonCall c = Call(*admin, r.method, r.path, body_of(r));
     EXPECT_EQ(c.status, r.admin_status) << r.method << " " << r.path << ": " << c.raw;
@@ -137,6 +176,11 @@ TEST_F(ServerAccessTest, EveryV1RouteAnswers401WithoutAValidToken403ToAReaderTha
   EXPECT_GT(Call(*admin, "GET", "/v1/timers/acc-1").body.at("fire_at_ms").as_int64(), fire_at_1);
   EXPECT_EQ(Call(*admin, "GET", "/v1/timers/acc-new-7").status, 200);
   EXPECT_EQ(Call(*admin, "GET", "/v1/timers/acc-new-8").status, 200);
+  EXPECT_EQ(Call(*admin, "GET", "/v1/schedules/acc-snew-4").status, 200);
+  EXPECT_EQ(Call(*admin, "GET", "/v1/schedules/acc-s2").status, 404);
+  EXPECT_EQ(Call(*admin, "GET", "/v1/schedules/acc-s").body.at("payload").at("n").as_int64(), 2);
+  // The trigger and the two backfilled times are delivered.
+  EXPECT_TRUE(schedule_receiver.WaitFor(3, std::chrono::seconds(30)));
   // Tokens never reach the log.
   const std::string log = server_->log();
   EXPECT_EQ(log.find(kAdmin), std::string::npos);
@@ -195,6 +239,49 @@ TEST_F(ServerAccessTest, TargetHeadersAreSentAndShownOnlyToAnAdminWhoAsks) {
             std::string::npos);
   EXPECT_EQ(server_->log().find("downstream-secret"), std::string::npos);
   EXPECT_EQ(server_->log().find("query-secret"), std::string::npos);
+}
+
+TEST_F(ServerAccessTest, ScheduleTargetsShowHeadersAndTheUrlQueryOnlyToAnAdminWhoAsks) {
+  auto admin = ClientWith(kAdmin);
+  auto reader = ClientWith(kRead);
+  WebhookReceiver receiver;  // its own: an hourly time may come during the test
+  const std::string secret_url = receiver.url("/sched?key=sched-query-secret");
+  const std::string body =
+      R"({"id":"sec-s","every_ms":3600000,"target":{"url":")" + secret_url +
+      R"(","headers":{"Authorization":"Bearer sched-header-secret"}}})";
+  const JsonCall created = Call(*admin, "POST", "/v1/schedules", body);
+  ASSERT_EQ(created.status, 201) << created.raw;
+  EXPECT_EQ(created.raw.find("sched-query-secret"), std::string::npos) << created.raw;
+  EXPECT_EQ(created.raw.find("sched-header-secret"), std::string::npos) << created.raw;
+  auto url = [](const JsonCall& c) { return std::string(c.body.at("target").at("url").as_string()); };
+  auto header = [](const JsonCall& c) {
+    return std::string(c.body.at("target").at("headers").at("Authorization").as_string());
+  };
+  const std::string hidden = receiver.url("/sched?***");
+  for (const char* path : {"/v1/schedules/sec-s", "/v1/schedules/sec-s?show_headers=true"}) {
+    const JsonCall r = Call(*reader, "GET", path);
+    ASSERT_EQ(r.status, 200) << r.raw;
+    EXPECT_EQ(url(r), hidden) << path;
+    EXPECT_EQ(header(r), "***") << path;
+  }
+  EXPECT_EQ(url(Call(*admin, "GET", "/v1/schedules/sec-s")), hidden);
+  const JsonCall shown = Call(*admin, "GET", "/v1/schedules/sec-s?show_headers=true");
+  EXPECT_EQ(url(shown), secret_url);
+  EXPECT_EQ(header(shown), "Bearer sched-header-secret");
+  // Listings, and the occurrence (a timer) the schedule planned.
+  const std::string list = "/v1/schedules?show_headers=true";
+  EXPECT_NE(Call(*admin, "GET", list).raw.find("sched-query-secret"), std::string::npos);
+  const std::string read_list = Call(*reader, "GET", list).raw;
+  EXPECT_EQ(read_list.find("sched-query-secret"), std::string::npos) << read_list;
+  EXPECT_EQ(read_list.find("sched-header-secret"), std::string::npos) << read_list;
+  const std::string occurrence =
+      "/v1/timers/sec-s@" + std::to_string(created.body.at("next_ms").as_int64());
+  const JsonCall planned = Call(*reader, "GET", occurrence + "?show_headers=true");
+  ASSERT_EQ(planned.status, 200) << planned.raw;
+  EXPECT_EQ(url(planned), hidden);
+  EXPECT_EQ(Call(*admin, "DELETE", "/v1/schedules/sec-s").status, 200);
+  EXPECT_EQ(server_->log().find("sched-query-secret"), std::string::npos);
+  EXPECT_EQ(server_->log().find("sched-header-secret"), std::string::npos);
 }
 
 TEST_F(ServerAccessTest, ClientCommandsSendTheTokenOverHttps) {

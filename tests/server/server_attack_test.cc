@@ -104,6 +104,13 @@ TEST_F(WebPageTest, BodiesThatAreNotJsonAre415AndNothingIsStored) {
     EXPECT_EQ(RawConnection::StatusOf(answer), 415) << type << ": " << answer;
     EXPECT_NE(answer.find("unsupported_media_type"), std::string::npos) << answer;
   }
+  // A schedule's create too (every route with a body is checked alike).
+  const std::string schedule = R"({"id":"page-s","every_ms":60000,"target":{"url":")" +
+                               receiver_.url() + R"("}})";
+  const std::string refused = Send(server_->port(),
+                                   BrowserRequest("POST", "/v1/schedules", host_,
+                                                  "Content-Type: text/plain\r\n", schedule));
+  EXPECT_EQ(RawConnection::StatusOf(refused), 415) << refused;
   // The same with the JSON type is created, with parameters too.
   const std::string ok = Send(server_->port(),
                               BrowserRequest("POST", "/v1/timers", host_,
@@ -403,10 +410,11 @@ TEST(HungDatabaseTest, HealthzAnswersAtOnceWhileGetsWaitForAHungPostgres) {
   std::atomic<int> answered{0}, unavailable{0};
   std::atomic<double> slowest_get_ms{0};
   std::vector<std::thread> getters;
-  // Every route that reads the store, the flows' too.
+  // Every route that reads the store, the flows' and schedules' too.
   const std::vector<std::string> targets = {"/v1/timers/hung-1", "/v1/stats", "/v1/cluster",
                                             "/v1/timers?state=pending", "/v1/flows",
-                                            "/v1/flows/hooks.example.com"};
+                                            "/v1/flows/hooks.example.com", "/v1/schedules",
+                                            "/v1/schedules/hung-s"};
   for (std::size_t t = 0; t < targets.size(); ++t) {
     getters.emplace_back([&, t] {
       while (!stop.load()) {
@@ -918,7 +926,11 @@ TEST(StoreErrorsTest, A503NamesNoDatabaseHostUserOrPassword) {
        std::vector<std::tuple<std::string, std::string, std::string>>{
            {"GET", "/v1/timers/t1", ""},
            {"GET", "/v1/timers?state=pending", ""},
-           {"POST", "/v1/timers", TimerBody("t2", 600'000, receiver.url())}}) {
+           {"POST", "/v1/timers", TimerBody("t2", 600'000, receiver.url())},
+           {"GET", "/v1/schedules/s1", ""},
+           {"GET", "/v1/schedules", ""},
+           {"POST", "/v1/schedules",
+            R"({"id":"s1","every_ms":3600000,"target":{"url":")" + receiver.url() + R"("}})"}}) {
     const JsonCall c = Call(client, method, target, body);
     EXPECT_EQ(c.status, 503) << c.raw;
     for (const std::string& secret : std::vector<std::string>{

@@ -10,6 +10,8 @@
 #include <map>
 #include <set>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "server_test_util.h"
 #include "store/pg_connection.h"
@@ -125,12 +127,20 @@ TEST_P(ServerScheduleTest, TheApiCreatesReadsChangesAndDeletesSchedules) {
   EXPECT_EQ(Call(client, "GET", "/v1/timers/report%40" + std::to_string(next)).status, 200);
   EXPECT_EQ(Call(client, "GET", "/v1/schedules/r%65port").status, 200);
   EXPECT_EQ(Call(client, "POST", "/v1/schedules/r%65port:trigger").status, 201);
-  for (const char* bad : {"/v1/schedules/report%zz", "/v1/timers/report%4", "/v1/timers/a%2Fb",
-                          "/v1/schedules/a%2Fb:pause"}) {
-    JsonCall refused = Call(client, "GET", bad);
+  // (Each with a method its route takes: another is 405 before the id is
+  // looked at.)
+  for (const auto& [method, bad] : std::vector<std::pair<std::string, std::string>>{
+           {"GET", "/v1/schedules/report%zz"},
+           {"GET", "/v1/timers/report%4"},
+           {"GET", "/v1/timers/a%2Fb"},
+           {"POST", "/v1/schedules/a%2Fb:pause"},
+           {"POST", "/v1/schedules/a%zz:trigger"},
+           {"POST", "/v1/timers/a%2Fb:retry"}}) {
+    JsonCall refused = Call(client, method, bad);
     EXPECT_EQ(refused.status, 400) << bad;
     EXPECT_EQ(ErrorCode(refused), "invalid_id") << bad;
   }
+  EXPECT_EQ(Call(client, "GET", "/v1/schedules/report:pause").status, 405);
   // A schedule's flow (docs/flows.md): its target's by default, or the one
   // it names, carried to its occurrences; a PATCH of it too.
   EXPECT_EQ(got.body.at("flow").as_string(), "127.0.0.1:" + std::to_string(receiver.port()));
@@ -232,7 +242,8 @@ TEST_P(ServerScheduleTest, EachNominalTimeIsDeliveredOnceOnTimeKeyedByItsOccurre
     const std::int64_t nominal = body.at("nominal_ms").as_int64();
     EXPECT_EQ(body.at("schedule").as_string(), "tick");
     EXPECT_EQ(d.id, "tick@" + std::to_string(nominal));
-    EXPECT_EQ(d.idempotency_key, d.id);  // unique to the occurrence
+    // Unique to the occurrence: MessageIdOf, "<id>:<created_ms>".
+    EXPECT_TRUE(IsMessageIdOf(d.idempotency_key, d.id)) << d.idempotency_key;
     EXPECT_GE(d.received_ms, nominal) << d.id << " early";
     if (d.id == triggered) {
       saw_trigger = true;
