@@ -351,12 +351,15 @@ TEST_F(CacheTest, DefaultReportIsALineOnStderr) {
   EXPECT_THAT(err, HasSubstr("lookups 1, hit ratio 0.0%"));
 }
 
-// A `report` that throws: what it threw goes to on_error, on the report
-// thread, and the cache goes on, reporting every later interval with that
-// interval's counts (CacheOptions::on_error). Before: std::terminate.
+// A `report` that throws: what it threw is counted (CacheStats::
+// callback_errors, before on_error sees it) and goes to on_error, on the
+// report thread, and the cache goes on, reporting every later interval with
+// that interval's counts (CacheOptions::on_error). Before: std::terminate.
 TEST_F(CacheTest, AThrowingReportGoesToOnErrorAndReportingGoesOn) {
   std::vector<CacheStats> reports;    // written by the report thread only
   std::vector<std::string> errors;    // likewise
+  std::vector<std::uint64_t> counted;  // likewise: stats() in on_error
+  Cache<int, int>* self = nullptr;     // set before the first report
   Cache<int, int> cache(
       hours(1),
       {.clock = &clock_,
@@ -368,25 +371,35 @@ TEST_F(CacheTest, AThrowingReportGoesToOnErrorAndReportingGoesOn) {
            },
        .on_error =
            [&](std::exception_ptr e) {
+             counted.push_back(self->stats().callback_errors);
              try {
                std::rethrow_exception(e);
              } catch (const std::exception& what) {
                errors.push_back(what.what());
              }
            }});
+  self = &cache;
+  EXPECT_EQ(cache.stats().callback_errors, 0u);
   cache.Set(1, 1);
   cache.Get(1);
   clock_.Advance(minutes(1));  // returns after the report ran (and threw)
   EXPECT_EQ(errors, std::vector<std::string>{"report down"});
+  EXPECT_EQ(counted, std::vector<std::uint64_t>{1});
+  EXPECT_EQ(cache.stats().callback_errors, 1u);
   cache.Get(1);
   cache.Get(1);
   cache.Get(2);
   clock_.Advance(minutes(1));
-  ASSERT_EQ(reports.size(), 2u);
+  clock_.Advance(minutes(1));
+  ASSERT_EQ(reports.size(), 3u);
   EXPECT_EQ(reports[0].hits, 1u);
+  EXPECT_EQ(reports[0].callback_errors, 0u);
   EXPECT_EQ(reports[1].hits, 2u);  // the second interval's own counts
   EXPECT_EQ(reports[1].misses, 1u);
+  EXPECT_EQ(reports[1].callback_errors, 1u);  // the first report's
+  EXPECT_EQ(reports[2].callback_errors, 0u);
   EXPECT_EQ(errors.size(), 1u);
+  EXPECT_EQ(cache.stats().callback_errors, 1u);  // since construction
   EXPECT_THAT(cache.Get(1), Optional(1));
 }
 
@@ -416,6 +429,7 @@ TEST_F(CacheTest, AThrowingReportWithoutOnErrorIsALineOnStderr) {
                      .on_error = on_error});
       clock_.Advance(minutes(1));
       clock_.Advance(minutes(1));
+      EXPECT_EQ(cache.stats().callback_errors, 2u);  // counted all the same
     }
     const std::string err = ::testing::internal::GetCapturedStderr();
     EXPECT_EQ(reports.load(), 2);

@@ -11,6 +11,8 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -53,7 +55,8 @@ class TimingWheelTest : public ::testing::Test {
           log_.Record({key, value});
           if (on_execute_) on_execute_(key, value);
         },
-        TimingWheelOptions{.workers = workers, .clock = &clock_});
+        TimingWheelOptions{
+            .workers = workers, .clock = &clock_, .on_error = on_error_});
   }
 
   // Moves time n intervals, settling after each, so every execute runs (and
@@ -90,6 +93,7 @@ class TimingWheelTest : public ::testing::Test {
   const TimePoint start_ = clock_.Now();
   EventLog<std::pair<int, int>> log_{clock_};
   std::function<void(int, int)> on_execute_;  // set before Make
+  std::function<void(std::exception_ptr)> on_error_;  // set before Make
   Gate release_;  // for callbacks that block; outlives the wheel
   std::unique_ptr<TimingWheel<int, int>> wheel_;  // destroyed first
   int sentinels_ = 0;
@@ -369,6 +373,47 @@ TEST_F(TimingWheelTest, ExecuteMayCallTheWheel) {
   }
   EXPECT_THAT(FiredSoFar(), ElementsAre(Fired{1, 1, 1}, Fired{1, 2, 2},
                                         Fired{1, 3, 3}));
+}
+
+// An `execute` that throws is counted (before on_error sees it, so the
+// handler finds its own error in the count) and reported, and the wheel
+// goes on: the other keys fire, on time, and the key can be set again.
+TEST_F(TimingWheelTest, ThrowingExecuteIsCountedReportedAndTheWheelGoesOn) {
+  std::vector<std::uint64_t> seen;  // on the single worker only
+  std::vector<std::string> messages;
+  on_error_ = [&](std::exception_ptr e) {
+    seen.push_back(wheel_->callback_errors());
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& error) {
+      messages.push_back(error.what());
+    }
+  };
+  on_execute_ = [](int key, int value) {
+    if (key == 1) throw std::runtime_error("key 1, value " + std::to_string(value));
+  };
+  Make();
+  EXPECT_EQ(wheel_->callback_errors(), 0u);
+  wheel_->SetTimer(1, 10, I);
+  wheel_->SetTimer(2, 20, 2 * I);
+  Tick();
+  EXPECT_EQ(wheel_->callback_errors(), 1u);
+  wheel_->SetTimer(1, 11, I);
+  Tick();
+  EXPECT_EQ(wheel_->callback_errors(), 2u);
+  Tick();
+  EXPECT_EQ(wheel_->callback_errors(), 2u);  // the sentinels do not throw
+  EXPECT_THAT(seen, ElementsAre(1u, 2u));
+  EXPECT_THAT(messages, ElementsAre("key 1, value 10", "key 1, value 11"));
+  EXPECT_THAT(FiredSoFar(), UnorderedElementsAre(
+                                Fired{1, 10, 1}, Fired{1, 11, 2}, Fired{2, 20, 2}));
+  // What Drain's `fn` throws reaches Drain's caller and is not counted.
+  wheel_->SetTimer(3, 30, I);
+  EXPECT_THROW(wheel_->Drain([](const int&, const int&) {
+                 throw std::runtime_error("drain fn");
+               }),
+               std::runtime_error);
+  EXPECT_EQ(wheel_->callback_errors(), 2u);
 }
 
 TEST_F(TimingWheelTest, StopFromInsideExecuteReturns) {

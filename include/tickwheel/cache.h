@@ -6,6 +6,7 @@
 #define TICKWHEEL_CACHE_H_
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -35,13 +36,15 @@ namespace tickwheel {
 
 // Counters of a Cache. Every Get and Take counts one hit (a live entry was
 // there) or one miss; an eviction is an entry dropped for the LRU limit, an
-// expiration one dropped because its TTL ran out.
+// expiration one dropped because its TTL ran out. A callback error is a
+// call of CacheOptions::report that threw (it was handed to on_error).
 struct CacheStats {
   std::uint64_t hits = 0;
   std::uint64_t misses = 0;
   std::uint64_t evictions = 0;
   std::uint64_t expirations = 0;
   std::size_t size = 0;  // entries held when the snapshot was taken
+  std::uint64_t callback_errors = 0;
 
   // hits / (hits + misses), or 0 with no lookups.
   double hit_ratio() const {
@@ -75,8 +78,9 @@ struct CacheOptions {
   // With a positive interval, `report` is called every interval, on a
   // thread of the cache, with the counts of that interval (size: now).
   // An empty `report` writes one line to stderr naming `name`. `report`
-  // may throw: what it throws goes to on_error, and the next interval is
-  // reported as usual (with that interval's counts).
+  // may throw: what it throws is counted (CacheStats::callback_errors) and
+  // goes to on_error, and the next interval is reported as usual (with that
+  // interval's counts).
   Duration report_interval = Duration::zero();
   std::function<void(const CacheStats&)> report = nullptr;
   std::string name = "cache";
@@ -107,10 +111,10 @@ struct CacheOptions {
 // having changed nothing (Take's waiters get the same exception); Get, Del,
 // size and stats allocate nothing (Get may throw what V's copy throws). A
 // `fetch` that throws reaches every waiting Take and nothing is cached; a
-// `report` that throws is handed to on_error and reporting goes on. Out of
-// memory, the timer thread reports the std::bad_alloc on stderr and tries
-// again max(resolution, 1 ms) later; an expired entry is never returned
-// meanwhile.
+// `report` that throws is counted (CacheStats::callback_errors), handed to
+// on_error, and reporting goes on. Out of memory, the timer thread reports
+// the std::bad_alloc on stderr and tries again max(resolution, 1 ms) later;
+// an expired entry is never returned meanwhile.
 //
 // Thread safety: every method may be called from any thread; `fetch` may
 // call the cache (but not Take the key it is fetching).
@@ -255,6 +259,7 @@ class Cache {
   const std::function<void(const CacheStats&)> report_;
   const std::function<void(std::exception_ptr)> on_error_;
   CacheStats reported_;  // the totals at the previous report; report thread
+  std::atomic<std::uint64_t> report_errors_{0};  // `report` calls that threw
   Runtime runtime_;
   std::unique_ptr<internal::PeriodicThread> reporter_;  // last
 };
@@ -432,6 +437,7 @@ CacheStats Cache<K, V, Hash, KeyEqual>::stats() const {
     total.expirations += counts.expirations;
     total.size += shard.state.map.size();
   }
+  total.callback_errors = report_errors_.load(std::memory_order_relaxed);
   return total;
 }
 
@@ -582,13 +588,16 @@ void Cache<K, V, Hash, KeyEqual>::Report() {
   interval.misses -= reported_.misses;
   interval.evictions -= reported_.evictions;
   interval.expirations -= reported_.expirations;
+  interval.callback_errors -= reported_.callback_errors;
   reported_ = now;
   if (report_) {
     try {
       report_(interval);
     } catch (...) {
-      // Reported like the runtime's other callbacks; the next interval is
+      // Counted and reported like the runtime's other callbacks (counted
+      // first: on_error sees itself in stats()); the next interval is
       // reported as usual.
+      report_errors_.fetch_add(1, std::memory_order_relaxed);
       internal::ReportError(kWho, on_error_, std::current_exception());
     }
     return;
