@@ -19,6 +19,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -36,6 +37,7 @@
 #include "tickwheel/executors/bulk_executor.h"
 #include "tickwheel/executors/chunk_executor.h"
 #include "tickwheel/executors/delay_executor.h"
+#include "tickwheel/executors/periodical_executor.h"
 #include "tickwheel/internal/timer_shard.h"
 #include "tickwheel/timer_service.h"
 #include "tickwheel/timing_wheel.h"
@@ -429,6 +431,33 @@ TEST_F(TimerServiceAllocTest, RescheduleMovesOrChangesNothingAndCancelNeverThrow
       Advance(milliseconds(600));
       EXPECT_EQ(runs_.runs(1), 69);
       EXPECT_EQ(runs_.runs(61), 1);
+      service_.reset();
+      return injected;
+    });
+  });
+}
+
+// Stop alone (before, only the destructor's Stop was swept, and only with
+// the failures on the library's threads): it never throws, discards every
+// timer that has not started (their callbacks, which call the service from
+// their destructors, are destroyed under no lock), and nothing runs after
+// it, whichever allocation fails. (It makes none today: the sweep makes
+// sure that stays harmless.)
+TEST_F(TimerServiceAllocTest, StopNeverFailsAndDiscardsEverything) {
+  WithinDeadline("the sweep", [&] {
+    Sweep("Stop", [&](long n) {
+      const std::vector<TimerId> ids =
+          MakeWithAFullQueue([](int i) { return i % 60; });
+      service_->Every(milliseconds(7), Label(62));
+      bool injected;
+      EXPECT_FALSE(Throws(n, injected, [&] { service_->Stop(); }));
+      EXPECT_EQ(service_->size(), 0u);
+      EXPECT_FALSE(service_->Cancel(ids[0]));
+      EXPECT_FALSE(service_->After(Duration::zero(), Label(63)).valid());
+      clock_.Advance(milliseconds(600));
+      for (int label = 0; label < RunCounts::kLabels; ++label) {
+        EXPECT_EQ(runs_.runs(label), 0) << "label " << label << " ran";
+      }
       service_.reset();
       return injected;
     });
@@ -1021,6 +1050,68 @@ TEST_F(CacheAllocTest, TimerThreadOutOfMemoryFreesEveryEntryInTheEnd) {
   EXPECT_EQ(live_values.load(), 0);
 }
 
+// The report thread runs out of memory inside `report` (which allocates,
+// as building a log line does; the report thread itself allocates
+// nothing): what `report` threw is counted (CacheStats::callback_errors)
+// and handed to on_error, the thread goes on, and every later interval is
+// reported. (Before: std::terminate.)
+TEST_F(CacheAllocTest, ReportThreadOutOfMemoryIsCountedAndReportingGoesOn) {
+  WithinDeadline("the sweep", [&] {
+    for (long k = 1; k <= 3; ++k) {
+      SCOPED_TRACE(std::to_string(k) + " failures on the report thread");
+      std::atomic<long> calls{0};
+      std::atomic<long> completed{0};
+      std::atomic<long> bad_allocs{0};
+      cache_ = std::make_unique<TrackedCache>(
+          std::chrono::hours(24),
+          CacheOptions{.jitter = 0.0,
+                       .resolution = std::chrono::hours(1),
+                       .shards = 1,
+                       .clock = &clock_,
+                       .report_interval = minutes(1),
+                       .report =
+                           [&](const CacheStats& stats) {
+                             ++calls;
+                             std::string line(64, ' ');  // one allocation
+                             line[0] = static_cast<char>('0' + stats.size % 10);
+                             ++completed;
+                           },
+                       .on_error =
+                           [&](std::exception_ptr e) {
+                             try {
+                               std::rethrow_exception(e);
+                             } catch (const std::bad_alloc&) {
+                               ++bad_allocs;
+                             } catch (...) {
+                             }
+                           }});
+      raw_ = cache_.get();
+      cache_->Set(1, Tracked(1, &call_back_));
+      clock_.Advance(minutes(1));  // a first report, and the timer thread's
+                                   // first pass: its lists have room now
+      EXPECT_EQ(completed.load(), 1);
+      {
+        FailOthers fail(k);
+        for (int t = 0; t < 10 && fail.failed() < k; ++t) {
+          clock_.Advance(minutes(1));
+        }
+        EXPECT_EQ(fail.failed(), k);
+      }
+      const long before = calls.load();
+      clock_.Advance(minutes(1));
+      clock_.Advance(minutes(1));
+      EXPECT_EQ(calls.load(), before + 2);  // reporting goes on
+      EXPECT_EQ(completed.load(), calls.load() - k);
+      EXPECT_EQ(bad_allocs.load(), k);
+      EXPECT_EQ(cache_->stats().callback_errors, static_cast<std::uint64_t>(k));
+      EXPECT_THAT(cache_->Get(1), ::testing::Optional(::testing::Field(
+                                      &Tracked::value, 1)));
+      cache_.reset();
+    }
+  });
+  EXPECT_EQ(live_values.load(), 0);
+}
+
 // ---------------------------------------------------------------------------
 // Executors.
 
@@ -1052,56 +1143,126 @@ class TaskLog {
   std::atomic<int> next_{0};
 };
 
-// Every task whose Add returned is executed exactly once, in order, and
-// Wait returns, whichever allocation of Add, Flush, Wait or the destructor
-// fails. (Before: a Flush that failed after taking its batch lost the
-// tasks, and one that failed after numbering it made every Wait hang.)
+// A PeriodicalExecutor container of the user's own (TaskContainer): tasks
+// in a std::list, a node per task (AddTask allocates each time; an empty
+// list allocates nothing, so RemoveAll cannot throw), full at 4 tasks.
+class ListContainer {
+ public:
+  using Task = int;
+  using Batch = std::list<int>;
+  explicit ListContainer(TaskLog& log) : log_(log) {}
+  bool AddTask(int&& task) {
+    tasks_.push_back(task);
+    return tasks_.size() >= 4;
+  }
+  Batch RemoveAll() noexcept {
+    Batch batch;
+    batch.swap(tasks_);
+    return batch;
+  }
+  void Execute(Batch batch) const {
+    for (int t : batch) log_.Ran(t);
+  }
+
+ private:
+  TaskLog& log_;
+  std::list<int> tasks_;
+};
+
+// Sweeps an executor's Add, Flush, Wait and destructor over their
+// allocations. `make(log, clock)` makes one (in a std::unique_ptr) whose
+// batches log their tasks and whose 4th buffered task fills a batch;
+// `add(executor, task)` adds one. Every task whose Add returned is executed
+// exactly once, in order, and Wait returns, whichever allocation fails.
+template <typename Make, typename Add>
+void SweepExecutorCalls(ManualClock& clock, Make make, Add add) {
+  for (int call = 0; call < 4; ++call) {
+    const char* names[] = {"Add", "Flush", "Wait", "the destructor"};
+    EXPECT_GT(Sweep(names[call], [&](long n) {
+      TaskLog log;
+      auto executor = make(log, clock);
+      int added = 0;
+      for (; added < 6; ++added) add(*executor, added);
+      executor->Wait();
+      // 11 idle intervals: the flusher thread has ended, so the next Add
+      // starts a new one (and hands over the ended one to be joined).
+      for (int i = 0; i < 11; ++i) clock.Advance(milliseconds(10));
+      EXPECT_FALSE(executor->flusher_running());
+      add(*executor, added++);
+      add(*executor, added++);
+      add(*executor, added++);
+      bool injected;
+      const bool threw = Throws(n, injected, [&] {
+        switch (call) {
+          case 0:
+            add(*executor, added);  // the 4th of a batch: handed over
+            break;
+          case 1:
+            executor->Flush();
+            break;
+          case 2:
+            executor->Wait();
+            break;
+          default:
+            executor.reset();
+        }
+      });
+      if (call == 0 && !threw) ++added;
+      if (executor) {
+        executor->Wait();
+        executor.reset();
+      }
+      log.ExpectRanOnceInOrder(added);
+      return injected;
+    }), 0);
+  }
+}
+
+// (Before: a Flush that failed after taking its batch lost the tasks, and
+// one that failed after numbering it made every Wait hang.)
 TEST(ExecutorAllocTest, BulkExecutorLosesNoTaskAndWaitReturns) {
   ManualClock clock;
   WithinDeadline("the sweep", [&] {
-    for (int call = 0; call < 4; ++call) {
-      const char* names[] = {"Add", "Flush", "Wait", "the destructor"};
-      EXPECT_GT(Sweep(names[call], [&](long n) {
-        TaskLog log;
-        auto executor = std::make_unique<BulkExecutor<int>>(
-            log.Execute(), BulkExecutorOptions{.max_tasks = 4,
-                                               .interval = milliseconds(10),
-                                               .clock = &clock});
-        int added = 0;
-        for (; added < 6; ++added) executor->Add(added);
-        executor->Wait();
-        // 11 idle intervals: the flusher thread has ended, so the next Add
-        // starts a new one (and hands over the ended one to be joined).
-        for (int i = 0; i < 11; ++i) clock.Advance(milliseconds(10));
-        EXPECT_FALSE(executor->flusher_running());
-        executor->Add(added++);
-        executor->Add(added++);
-        executor->Add(added++);
-        bool injected;
-        const bool threw = Throws(n, injected, [&] {
-          switch (call) {
-            case 0:
-              executor->Add(added);  // the 4th of a batch: handed over
-              break;
-            case 1:
-              executor->Flush();
-              break;
-            case 2:
-              executor->Wait();
-              break;
-            default:
-              executor.reset();
-          }
-        });
-        if (call == 0 && !threw) ++added;
-        if (executor) {
-          executor->Wait();
-          executor.reset();
-        }
-        log.ExpectRanOnceInOrder(added);
-        return injected;
-      }), 0);
-    }
+    SweepExecutorCalls(
+        clock,
+        [](TaskLog& log, ManualClock& c) {
+          return std::make_unique<BulkExecutor<int>>(
+              log.Execute(), BulkExecutorOptions{.max_tasks = 4,
+                                                 .interval = milliseconds(10),
+                                                 .clock = &c});
+        },
+        [](BulkExecutor<int>& e, int task) { e.Add(task); });
+  });
+}
+
+TEST(ExecutorAllocTest, ChunkExecutorLosesNoTaskAndWaitReturns) {
+  ManualClock clock;
+  WithinDeadline("the sweep", [&] {
+    SweepExecutorCalls(
+        clock,
+        [](TaskLog& log, ManualClock& c) {
+          return std::make_unique<ChunkExecutor<int>>(
+              log.Execute(), ChunkExecutorOptions{.max_bytes = 10,
+                                                  .interval = milliseconds(10),
+                                                  .clock = &c});
+        },
+        // 3 bytes each: the 4th task makes 12 of 10, a full batch.
+        [](ChunkExecutor<int>& e, int task) { e.Add(task, 3); });
+  });
+}
+
+// A container of the user's own, whose AddTask allocates too.
+TEST(ExecutorAllocTest, PeriodicalExecutorWithItsOwnContainerLosesNoTask) {
+  ManualClock clock;
+  WithinDeadline("the sweep", [&] {
+    SweepExecutorCalls(
+        clock,
+        [](TaskLog& log, ManualClock& c) {
+          return std::make_unique<PeriodicalExecutor<ListContainer>>(
+              milliseconds(10), ListContainer(log),
+              PeriodicalExecutorOptions{.clock = &c});
+        },
+        [](PeriodicalExecutor<ListContainer>& e, int task) { e.Add(task); });
   });
 }
 
@@ -1206,6 +1367,42 @@ TEST(ConstructorAllocTest, ConstructorsThrowAndLeaveNothingRunning) {
         BulkExecutor<int> b([](std::vector<int>) {}, {.clock = &clock});
         b.Add(1);  // starts the flusher thread
       });
+      return injected;
+    }), 0);
+    // The other executors, each with the call that starts its thread; the
+    // task or trigger that a successful construction took is run by the
+    // destructor (checked by the sweeps above), so only "nothing left
+    // running, nothing leaked" is checked here (and by ASan).
+    EXPECT_GT(Sweep("ChunkExecutor", [&](long n) {
+      bool injected;
+      Throws(n, injected, [&] {
+        ChunkExecutor<int> c([](std::vector<int>) {}, {.clock = &clock});
+        c.Add(1, 1);
+      });
+      return injected;
+    }), 0);
+    EXPECT_GT(Sweep("PeriodicalExecutor with its own container", [&](long n) {
+      TaskLog log;
+      bool injected;
+      bool threw = Throws(n, injected, [&] {
+        PeriodicalExecutor<ListContainer> p(milliseconds(10), ListContainer(log),
+                                            {.clock = &clock});
+        p.Add(0);
+      });
+      // The task ran (the destructor ran it) unless the construction or
+      // its AddTask failed; the flusher thread's start failing leaves it
+      // stored, and the destructor runs it too.
+      if (!threw) log.ExpectRanOnceInOrder(1);
+      return injected;
+    }), 0);
+    EXPECT_GT(Sweep("DelayExecutor", [&](long n) {
+      std::atomic<int> runs{0};
+      bool injected;
+      const bool threw = Throws(n, injected, [&] {
+        DelayExecutor d([&] { ++runs; }, milliseconds(10), {.clock = &clock});
+        d.Trigger();
+      });
+      EXPECT_EQ(runs.load(), threw ? 0 : 1);  // the destructor runs it
       return injected;
     }), 0);
   });
