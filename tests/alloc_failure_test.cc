@@ -568,6 +568,35 @@ TEST_F(TimerServiceAllocTest, RepeatWhoseRearmRunsOutOfMemoryGoesOn) {
   EXPECT_EQ(runs_.at(3), start_ + milliseconds(30));
 }
 
+// The same when the run itself threw (the other case: before, the
+// re-arm ran in a destructor during the unwinding, and its bad_alloc was
+// std::terminate): both are reported, the callback's throw is counted as
+// its error (the bad_alloc, the library's, is not), and the repeat goes on
+// on its phase.
+TEST_F(TimerServiceAllocTest, RepeatThatThrowsAndWhoseRearmRunsOutOfMemoryGoesOn) {
+  Make();
+  std::atomic<int> run{0};
+  service_->Every(milliseconds(10), [&] {
+    runs_.Ran(++run);
+    if (run == 1) {
+      // The worker's next allocation fails: the re-arm's, after this run.
+      // (An int is thrown: a std::runtime_error's message would allocate.)
+      testing::alloc::This().fail_at = 0;
+      throw 1;
+    }
+  });
+  Advance(milliseconds(10));
+  EXPECT_EQ(run.load(), 1);
+  EXPECT_EQ(errors_.load(), 2);  // the throw and the re-arm's bad_alloc
+  EXPECT_EQ(service_->callback_errors(), 1u);
+  EXPECT_EQ(service_->size(), 1u);
+  Advance(milliseconds(10));
+  Advance(milliseconds(10));
+  EXPECT_EQ(run.load(), 3);
+  EXPECT_EQ(runs_.at(3), start_ + milliseconds(30));
+  EXPECT_EQ(service_->callback_errors(), 1u);
+}
+
 // The state machine under TimerService, driven directly so that the timer
 // thread's retry comes exactly when the test says. A repeat (every 10 ms)
 // whose re-arm ran out of memory after its run at 10 ms is re-armed by the
@@ -1131,6 +1160,8 @@ class TaskLog {
       EXPECT_EQ(runs_[i].load(), 1) << "task " << i;
     }
   }
+  // How many runs there were.
+  int ran() const { return next_.load(); }
   std::function<void(std::vector<int>)> Execute() {
     return [this](std::vector<int> batch) {
       for (int t : batch) Ran(t);
@@ -1170,14 +1201,18 @@ class ListContainer {
 };
 
 // Sweeps an executor's Add, Flush, Wait and destructor over their
-// allocations. `make(log, clock)` makes one (in a std::unique_ptr) whose
-// batches log their tasks and whose 4th buffered task fills a batch;
-// `add(executor, task)` adds one. Every task whose Add returned is executed
-// exactly once, in order, and Wait returns, whichever allocation fails.
+// allocations, and an Add that restarts the flusher thread after it ended
+// (the ended thread is handed back to be joined: before, a failure to start
+// the new one destroyed the ended one while joinable, std::terminate).
+// `make(log, clock)` makes an executor (in a std::unique_ptr) whose batches
+// log their tasks and whose 4th buffered task fills a batch; `add(executor,
+// task)` adds one. Every task whose Add returned is executed exactly once,
+// in order, and Wait returns, whichever allocation fails.
 template <typename Make, typename Add>
 void SweepExecutorCalls(ManualClock& clock, Make make, Add add) {
-  for (int call = 0; call < 4; ++call) {
-    const char* names[] = {"Add", "Flush", "Wait", "the destructor"};
+  const char* names[] = {"Add", "Flush", "Wait", "the destructor",
+                         "Add restarting the flusher thread"};
+  for (int call = 0; call < 5; ++call) {
     EXPECT_GT(Sweep(names[call], [&](long n) {
       TaskLog log;
       auto executor = make(log, clock);
@@ -1188,30 +1223,44 @@ void SweepExecutorCalls(ManualClock& clock, Make make, Add add) {
       // starts a new one (and hands over the ended one to be joined).
       for (int i = 0; i < 11; ++i) clock.Advance(milliseconds(10));
       EXPECT_FALSE(executor->flusher_running());
-      add(*executor, added++);
-      add(*executor, added++);
-      add(*executor, added++);
       bool injected;
-      const bool threw = Throws(n, injected, [&] {
-        switch (call) {
-          case 0:
-            add(*executor, added);  // the 4th of a batch: handed over
-            break;
-          case 1:
-            executor->Flush();
-            break;
-          case 2:
-            executor->Wait();
-            break;
-          default:
-            executor.reset();
+      bool threw;
+      // An Add that threw stored its task if only the thread's start failed
+      // (it runs with the next flush); not if storing it failed.
+      bool maybe_stored = false;
+      if (call == 4) {
+        threw = Throws(n, injected, [&] { add(*executor, added); });
+        if (threw) {
+          maybe_stored = true;
+        } else {
+          ++added;
         }
-      });
-      if (call == 0 && !threw) ++added;
+      } else {
+        add(*executor, added++);
+        add(*executor, added++);
+        add(*executor, added++);
+        threw = Throws(n, injected, [&] {
+          switch (call) {
+            case 0:
+              add(*executor, added);  // the 4th of a batch: handed over
+              break;
+            case 1:
+              executor->Flush();
+              break;
+            case 2:
+              executor->Wait();
+              break;
+            default:
+              executor.reset();
+          }
+        });
+        if (call == 0 && !threw) ++added;
+      }
       if (executor) {
         executor->Wait();
         executor.reset();
       }
+      if (maybe_stored && log.ran() == added + 1) ++added;
       log.ExpectRanOnceInOrder(added);
       return injected;
     }), 0);
@@ -1329,6 +1378,28 @@ TEST(ExecutorAllocTest, ChunkAndDelayExecutorsLoseNothing) {
         executor.Trigger();  // works again
       }
       EXPECT_EQ(runs.load(), threw ? 1 : 2);  // the destructor ran the last
+      return injected;
+    }), 0);
+    // Its thread ended after the first run; the Trigger under failure
+    // starts a new one, and hands the ended one back to be joined (before:
+    // a failure there destroyed it joinable, std::terminate).
+    EXPECT_GT(Sweep("DelayExecutor::Trigger restarting its ended thread",
+                    [&](long n) {
+      std::atomic<int> runs{0};
+      bool injected;
+      bool threw;
+      {
+        DelayExecutor executor([&] { ++runs; }, milliseconds(10),
+                               {.clock = &clock});
+        executor.Trigger();
+        clock.Advance(milliseconds(10));
+        EXPECT_EQ(runs.load(), 1);
+        threw = Throws(n, injected, [&] { executor.Trigger(); });
+        clock.Advance(milliseconds(10));
+        EXPECT_EQ(runs.load(), threw ? 1 : 2);
+        executor.Trigger();  // works again
+      }
+      EXPECT_EQ(runs.load(), threw ? 2 : 3);
       return injected;
     }), 0);
   });
