@@ -968,6 +968,67 @@ TEST(TimingWheelDrainAllocTest, DrainOverManyShardsTakesAllOrNothing) {
   EXPECT_EQ(live_values.load(), 0);
 }
 
+// The timer thread runs out of memory k times while 400 keys fall due (20
+// at each of 1..20 ms over two shards, so that the list of fired keys and
+// the worker's queue must grow as they fire): each failure is reported to
+// on_error and retried, and every key executes exactly once, with its
+// value, never early. (TimerServiceAllocTest.TimerThreadAndWorkersOutOf...
+// checks the same runtime under TimerService; this one goes through
+// TimingWheel's shards, KeyedShard::Advance.) `execute` allocates nothing.
+TEST(TimingWheelThreadsAllocTest, TimerThreadOutOfMemoryLosesNoKey) {
+  constexpr int kKeys = 400;
+  ManualClock clock;
+  WithinDeadline("the sweep", [&] {
+    for (long k = 1; k <= 10; ++k) {
+      SCOPED_TRACE(std::to_string(k) + " failures on the library's threads");
+      std::array<std::atomic<int>, kKeys> runs{};
+      std::array<std::atomic<std::int64_t>, kKeys> at{};
+      std::atomic<int> wrong_values{0};
+      std::atomic<int> errors{0};
+      Gate settled;
+      TimingWheel<int, int> wheel(
+          milliseconds(1),
+          [&](const int& key, const int& value) {
+            if (key < 0) {
+              settled.Open();
+              return;
+            }
+            if (value != 3 * key) ++wrong_values;
+            at[key] = clock.Now().time_since_epoch().count();
+            ++runs[key];
+          },
+          TimingWheelOptions{.workers = 1,
+                             .shards = 2,
+                             .clock = &clock,
+                             .on_error = [&](std::exception_ptr) { ++errors; }});
+      const TimePoint t0 = clock.Now();
+      auto due = [&](int key) { return t0 + milliseconds(1 + key / 20); };
+      for (int key = 0; key < kKeys; ++key) {
+        ASSERT_TRUE(wheel.SetTimer(key, 3 * key, due(key) - t0));
+      }
+      {
+        FailOthers fail(k);
+        for (int t = 0; t < 40 && fail.failed() < k; ++t) {
+          clock.Advance(milliseconds(1));
+        }
+        EXPECT_EQ(fail.failed(), k);
+      }
+      clock.Advance(milliseconds(30));  // past every retry
+      // Everything due is queued by now; a key due at once runs after it.
+      ASSERT_TRUE(wheel.SetTimer(-1, 0, Duration::zero()));
+      ASSERT_TRUE(settled.Wait());
+      for (int key = 0; key < kKeys; ++key) {
+        EXPECT_EQ(runs[key].load(), 1) << "key " << key;
+        EXPECT_GE(at[key].load(), due(key).time_since_epoch().count())
+            << "key " << key << " ran early";
+      }
+      EXPECT_EQ(wrong_values.load(), 0);
+      EXPECT_GE(errors.load(), 1);
+      EXPECT_EQ(wheel.size(), 0u);
+    }
+  });
+}
+
 // ---------------------------------------------------------------------------
 // Cache.
 
