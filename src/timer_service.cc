@@ -118,8 +118,8 @@ class TimerService::Impl {
 
   // A worker runs the timer `id` names, if it is still queued. The
   // callback is destroyed here, after its run, under no lock; what it
-  // throws goes to the pool, which counts and reports it. A repeat is re-armed after
-  // its run, also when it threw.
+  // throws goes to the pool, which counts and reports it. A repeat is
+  // re-armed after its run, also when it threw.
   void Run(TimerId id) {
     Shard& shard = ShardOf(id);
     Callback fn;

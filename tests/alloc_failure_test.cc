@@ -1000,7 +1000,8 @@ TEST(TimingWheelThreadsAllocTest, TimerThreadOutOfMemoryLosesNoKey) {
           TimingWheelOptions{.workers = 1,
                              .shards = 2,
                              .clock = &clock,
-                             .on_error = [&](std::exception_ptr) { ++errors; }});
+                             .on_error =
+                                 [&](std::exception_ptr) { ++errors; }});
       const TimePoint t0 = clock.Now();
       auto due = [&](int key) { return t0 + milliseconds(1 + key / 20); };
       for (int key = 0; key < kKeys; ++key) {
@@ -1516,9 +1517,9 @@ TEST(ConstructorAllocTest, ConstructorsThrowAndLeaveNothingRunning) {
     EXPECT_GT(Sweep("PeriodicalExecutor with its own container", [&](long n) {
       TaskLog log;
       bool injected;
-      bool threw = Throws(n, injected, [&] {
-        PeriodicalExecutor<ListContainer> p(milliseconds(10), ListContainer(log),
-                                            {.clock = &clock});
+      const bool threw = Throws(n, injected, [&] {
+        PeriodicalExecutor<ListContainer> p(
+            milliseconds(10), ListContainer(log), {.clock = &clock});
         p.Add(0);
       });
       // The task ran (the destructor ran it) unless the construction or

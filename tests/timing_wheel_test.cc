@@ -390,7 +390,9 @@ TEST_F(TimingWheelTest, ThrowingExecuteIsCountedReportedAndTheWheelGoesOn) {
     }
   };
   on_execute_ = [](int key, int value) {
-    if (key == 1) throw std::runtime_error("key 1, value " + std::to_string(value));
+    if (key == 1) {
+      throw std::runtime_error("key 1, value " + std::to_string(value));
+    }
   };
   Make();
   EXPECT_EQ(wheel_->callback_errors(), 0u);
@@ -405,8 +407,9 @@ TEST_F(TimingWheelTest, ThrowingExecuteIsCountedReportedAndTheWheelGoesOn) {
   EXPECT_EQ(wheel_->callback_errors(), 2u);  // the sentinels do not throw
   EXPECT_THAT(seen, ElementsAre(1u, 2u));
   EXPECT_THAT(messages, ElementsAre("key 1, value 10", "key 1, value 11"));
-  EXPECT_THAT(FiredSoFar(), UnorderedElementsAre(
-                                Fired{1, 10, 1}, Fired{1, 11, 2}, Fired{2, 20, 2}));
+  EXPECT_THAT(FiredSoFar(), UnorderedElementsAre(Fired{1, 10, 1},
+                                                 Fired{1, 11, 2},
+                                                 Fired{2, 20, 2}));
   // What Drain's `fn` throws reaches Drain's caller and is not counted.
   wheel_->SetTimer(3, 30, I);
   EXPECT_THROW(wheel_->Drain([](const int&, const int&) {

@@ -73,9 +73,9 @@ struct PeriodicalExecutorOptions {
 // Guarantees: every added task is executed exactly once, including the tasks
 // still buffered when the executor is destroyed; Wait returns only after
 // every task added before it was executed; a batch that throws is counted
-// (callback_errors), reported to `on_error`, and the executor goes on; batches do not overlap unless
-// `concurrent_batches`. Nothing global refers to an executor: destroying it
-// frees everything.
+// (callback_errors), reported to `on_error`, and the executor goes on;
+// batches do not overlap unless `concurrent_batches`. Nothing global refers
+// to an executor: destroying it frees everything.
 //
 // Locks: AddTask, RemoveAll and Sync's function run under the executor's
 // lock; nothing else of the user's does (Execute, on_error, and the
