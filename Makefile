@@ -9,7 +9,7 @@
 #                           run of every fuzz target
 #   make bench [QUICK=1]    benchmarks against peers (the library, and cron's
 #                           NextAfter against croniter); regenerates docs
-#   make bench-server [QUICK=1] [CLUSTER_ONLY=1 | ONLY=creates]  tickwheel
+#   make bench-server [QUICK=1] [CLUSTER_ONLY=1 | ONLY=creates | ONLY=flows]  tickwheel
 #                           serve (embedded, and a cluster of 1 and 3 nodes)
 #                           against PostgreSQL + SKIP LOCKED, creates beside a
 #                           bare RocksDB write; regenerates docs/performance.md's

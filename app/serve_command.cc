@@ -69,6 +69,17 @@ void RegisterServeCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--max-connections-per-host", options->webhook.max_connections_per_host,
                   "webhook connections (concurrent attempts) per target host")
       ->capture_default_str()->check(CLI::Range(1, 10000));
+  auto flow_rate = std::make_shared<double>(0);
+  auto flow_in_flight = std::make_shared<std::int64_t>(0);
+  cmd->add_option("--flow-default-rate", *flow_rate,
+                  "flow control: attempts a second of a flow without settings of its own (per "
+                  "target host:port by default), with a burst of a tenth of a second; 0: no "
+                  "limit (docs/flows.md)")
+      ->capture_default_str()->check(CLI::Range(0.0, 1'000'000.0));
+  cmd->add_option("--flow-default-max-in-flight", *flow_in_flight,
+                  "flow control: attempts in flight at once of a flow without settings of its "
+                  "own; 0: no cap")
+      ->capture_default_str()->check(CLI::Range(std::int64_t{0}, std::int64_t{1'000'000}));
   cmd->add_option("--payload-limit", options->limits.payload_limit,
                   "largest payload in bytes (serialized JSON)")
       ->capture_default_str()->check(CLI::Range(1, 64 << 20));
@@ -131,8 +142,10 @@ void RegisterServeCommand(CLI::App& app, int& exit_code) {
                   "SSRF guard: these CIDRs and host names may not be targets (link-local and "
                   "169.254.169.254 never may, unless allowed)")
       ->delimiter(',');
-  cmd->callback([options, flags, data_dir, &exit_code] {
+  cmd->callback([options, flags, data_dir, &exit_code, flow_rate, flow_in_flight] {
     options->data_dir_given = data_dir->count() > 0;
+    if (*flow_rate > 0) options->flow_defaults.rate_per_s = *flow_rate;
+    if (*flow_in_flight > 0) options->flow_defaults.max_in_flight = *flow_in_flight;
     options->lease = Ms((*flags)["lease"]);
     if (options->lease < std::chrono::seconds(1)) {
       throw CLI::ValidationError("--lease", "must be at least 1s");

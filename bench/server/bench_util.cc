@@ -80,6 +80,7 @@ json::object CpuMeter::Stop() const {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_)
           .count();
   json::object o;
+  o["wall_s"] = wall;
   o["bench_cpu_pct"] = 100 * (SelfCpuSeconds() - self_) / wall;
   o["machine_cpu_pct"] = 100 * (MachineBusySeconds() - machine_) / wall;
   if (server_)

@@ -31,7 +31,8 @@ double ProcCpuSeconds(pid_t pid);
 class CpuMeter {
  public:
   explicit CpuMeter(pid_t server = 0);
-  // {bench_cpu_pct, machine_cpu_pct[, server_cpu_pct]} since construction.
+  // {wall_s, bench_cpu_pct, machine_cpu_pct[, server_cpu_pct]} since
+  // construction.
   boost::json::object Stop() const;
 
  private:

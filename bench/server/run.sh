@@ -9,6 +9,8 @@
 # cluster_bench.json; only the cluster-bench region is rewritten.
 # ONLY=creates: just the create phases (create_phases.h), into
 # bench/server/results/creates.json and the create-bench region.
+# ONLY=flows: just the flow phases (flow_phases.h), into
+# bench/server/results/flows.json and the flow-bench region.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -50,6 +52,16 @@ if [ "${ONLY:-}" = creates ]; then
   /usr/bin/python3 bench/server/create_report.py bench/server/results/creates.json docs/performance.md
   exit 0
 fi
+if [ "${ONLY:-}" = flows ]; then
+  "$bench" --binary "$BUILD/tickwheel" --pg "$conninfo" "${args[@]}" --only-flows \
+    > bench/server/results/flows.json.tmp
+  mv bench/server/results/flows.json.tmp bench/server/results/flows.json
+  /usr/bin/python3 bench/server/flow_report.py bench/server/results/flows.json docs/performance.md
+  exit 0
+fi
 "$bench" --binary "$BUILD/tickwheel" --pg "$conninfo" "${args[@]}" > "$out.tmp"
 mv "$out.tmp" "$out"
 /usr/bin/python3 bench/server/report.py "$out" docs/performance.md
+if [ -z "${CLUSTER_ONLY:-}" ]; then
+  /usr/bin/python3 bench/server/flow_report.py "$out" docs/performance.md
+fi

@@ -24,6 +24,10 @@
 //                   report.py can draw)
 //   creates         single creates at 1/8/64 clients and batch creates
 //                   beside bare RocksDB and PostgreSQL (create_phases.h)
+//   flows           flow control: a herd throttled by a flow's rate and by
+//                   its in-flight cap, 1 and 3 nodes, a second flow's
+//                   lateness beside it, the overhead with limits far above
+//                   the load (flow_phases.h); --only-flows runs just these
 #include <algorithm>
 #include <boost/json.hpp>
 #include <chrono>
@@ -39,6 +43,7 @@
 #include "cli/blocking_http_client.h"
 #include "cluster_phases.h"
 #include "create_phases.h"
+#include "flow_phases.h"
 #include "load_client.h"
 #include "pg_peer.h"
 #include "support/server_process.h"
@@ -405,14 +410,17 @@ int main(int argc, char** argv) {
   bool only_security = false;  // just the herd_security phase (for a quick look)
   bool only_cluster = false;   // the peer and the cluster phases (cluster_phases.h)
   bool only_creates = false;   // just the create phases (create_phases.h)
+  bool only_flows = false;     // just the flow phases (flow_phases.h)
   ClusterOptions cluster;
   CreatePhaseOptions creates;
+  FlowPhaseOptions flows;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--only-security") only_security = true;
     else if (a == "--only-cluster") only_cluster = true;
     else if (a == "--only-cluster-creates") only_cluster = cluster.creates_only = true;
     else if (a == "--only-creates") only_creates = true;
+    else if (a == "--only-flows") only_flows = true;
     else if (a == "--creates-system" && i + 1 < argc) creates.only_systems.push_back(argv[++i]);
     else if (a == "--creates-clients" && i + 1 < argc) creates.clients = {std::atoi(argv[++i])};
     else if (a == "--creates-seconds" && i + 1 < argc) creates.seconds = std::atof(argv[++i]);
@@ -431,9 +439,13 @@ int main(int argc, char** argv) {
       creates.seconds = 2;
       creates.rounds = 1;
       creates.batch_total = 100'000;
+      flows.herd = 10'000;
+      flows.second_flow_timers = 500;
+      flows.overhead_rounds = 1;
+      flows.memory_timers = 100'000;
     } else {
       std::fprintf(stderr, "usage: server_bench --binary build/tickwheel [--pg CONNINFO] [--quick] "
-                           "[--only-security | --only-cluster | --only-cluster-creates | --only-creates "
+                           "[--only-security | --only-cluster | --only-cluster-creates | --only-flows | --only-creates "
                            "[--creates-system S]... [--creates-clients N] [--creates-seconds S] "
                            "[--creates-rounds N] [--no-batches | --only-batches]]\n");
       return 2;
@@ -447,6 +459,16 @@ int main(int argc, char** argv) {
   cluster.single_seconds = o.single_seconds;
   creates.binary = o.binary;
   creates.pg = o.pg;
+  flows.binary = o.binary;
+  flows.pg = o.pg;
+  if (only_flows) {
+    boost::json::object out;
+    out["load_average_start"] = LoadAverage();
+    out["flows"] = RunFlowPhases(flows);
+    out["load_average_end"] = LoadAverage();
+    std::printf("%s\n", boost::json::serialize(out).c_str());
+    return 0;
+  }
   if (only_creates) {
     TempDir dir;
     creates.data_dir = dir.path();
@@ -508,6 +530,7 @@ int main(int argc, char** argv) {
     if (!RunPeer(o, out, cluster.creates_only)) return 1;
     out["cluster"] = RunClusterPhases(cluster);
   }
+  out["flows"] = RunFlowPhases(flows);
   out["load_average_end"] = LoadAverage();
   std::printf("%s\n", boost::json::serialize(out).c_str());
   return 0;

@@ -4,13 +4,64 @@
 #include <optional>
 
 #include "api/timer_request.h"
+#include "timer/flow_key.h"
 
 namespace tickwheel::server {
 
 namespace asio = boost::asio;
 namespace http = boost::beast::http;
 
+namespace {
+
+// %XX undone (a path segment: '+' stays '+'); nullopt for a malformed one.
+std::optional<std::string> DecodeSegment(std::string_view text) {
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '%') {
+      out += text[i];
+      continue;
+    }
+    if (i + 2 >= text.size()) return std::nullopt;
+    const int hi = hex(text[i + 1]);
+    const int lo = hex(text[i + 2]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    out += static_cast<char>(hi * 16 + lo);
+    i += 2;
+  }
+  return out;
+}
+
+Route MatchFlowRoute(std::string_view rest) {
+  Route route{Route::Kind::kFlow};
+  for (auto [suffix, kind] : {std::pair{std::string_view(":pause"), Route::Kind::kFlowPause},
+                              std::pair{std::string_view(":resume"), Route::Kind::kFlowResume}}) {
+    if (rest.size() > suffix.size() && rest.substr(rest.size() - suffix.size()) == suffix) {
+      rest.remove_suffix(suffix.size());
+      route.kind = kind;
+      break;
+    }
+  }
+  std::optional<std::string> key = DecodeSegment(rest);
+  route.bad_escape = !key;
+  if (key) route.id = std::move(*key);
+  return route;
+}
+
+}  // namespace
+
 Route MatchRoute(std::string_view path) {
+  constexpr std::string_view kFlows = "/v1/flows";
+  if (path == kFlows) return {Route::Kind::kFlows};
+  if (path.size() > kFlows.size() + 1 && path.substr(0, kFlows.size() + 1) == "/v1/flows/") {
+    return MatchFlowRoute(path.substr(kFlows.size() + 1));
+  }
   constexpr std::string_view kTimers = "/v1/timers";
   constexpr std::string_view kRetry = ":retry";
   if (path == "/healthz") return {Route::Kind::kHealth};
@@ -48,6 +99,10 @@ std::string_view RouteTemplate(Route::Kind kind) {
     case Route::Kind::kStats: return "/v1/stats";
     case Route::Kind::kStatsSeries: return "/v1/stats/series";
     case Route::Kind::kCluster: return "/v1/cluster";
+    case Route::Kind::kFlows: return "/v1/flows";
+    case Route::Kind::kFlow: return "/v1/flows/{key}";
+    case Route::Kind::kFlowPause: return "/v1/flows/{key}:pause";
+    case Route::Kind::kFlowResume: return "/v1/flows/{key}:resume";
     case Route::Kind::kNone: return "other";
   }
   return "other";
@@ -69,6 +124,10 @@ const char* Allowed(Route::Kind kind) {
     case Route::Kind::kRetryFailed:
     case Route::Kind::kDeleteFailed: return "POST";
     case Route::Kind::kTimer: return "GET, PATCH, DELETE";
+    case Route::Kind::kFlows: return "GET";
+    case Route::Kind::kFlow: return "GET, PUT, DELETE";
+    case Route::Kind::kFlowPause:
+    case Route::Kind::kFlowResume: return "POST";
     case Route::Kind::kNone: return "";
   }
   return "";
@@ -91,6 +150,7 @@ Api::Api(Handlers handlers, Metrics& metrics, Gauges gauges, HealthDetail health
     : timers_(handlers.timers),
       dead_letters_(handlers.dead_letters),
       stats_(handlers.stats),
+      flows_(handlers.flows),
       metrics_(metrics),
       gauges_(std::move(gauges)),
       health_(std::move(health)),
@@ -134,7 +194,7 @@ asio::awaitable<HttpResponse> Api::Answer(HttpRequest& req, const Route& route) 
             "serve it at /ui/"));
       } else {
         res = ErrorResponse(Status::NotFound("no route " + std::string(path) +
-                                             " (the API is under /v1/timers)"));
+                                             " (the API is under /v1/timers and /v1/flows)"));
       }
       break;
     case Route::Kind::kHealth:
@@ -177,6 +237,30 @@ asio::awaitable<HttpResponse> Api::Answer(HttpRequest& req, const Route& route) 
     case Route::Kind::kCluster:
       if (method == http::verb::get) res = stats_.Cluster();
       break;
+    case Route::Kind::kFlows:
+      if (method == http::verb::get) res = co_await flows_.List(query);
+      break;
+    case Route::Kind::kFlow:
+    case Route::Kind::kFlowPause:
+    case Route::Kind::kFlowResume: {
+      Status valid = route.bad_escape
+                         ? Status::Invalid("invalid_flow", "key has a malformed %-escape", "key")
+                         : CheckFlowKey(route.id, "key");
+      if (!valid.ok()) {
+        res = ErrorResponse(valid);
+      } else if (route.kind == Route::Kind::kFlowPause) {
+        if (method == http::verb::post) res = co_await flows_.SetPaused(route.id, true);
+      } else if (route.kind == Route::Kind::kFlowResume) {
+        if (method == http::verb::post) res = co_await flows_.SetPaused(route.id, false);
+      } else if (method == http::verb::get) {
+        res = co_await flows_.Get(route.id);
+      } else if (method == http::verb::put) {
+        res = co_await flows_.Put(req, route.id);
+      } else if (method == http::verb::delete_) {
+        res = co_await flows_.Delete(route.id);
+      }
+      break;
+    }
     case Route::Kind::kTimer:
     case Route::Kind::kTimerRetry: {
       if (Status s = ValidateId(route.id, "id"); !s.ok()) {

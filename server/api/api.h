@@ -12,6 +12,7 @@
 
 #include "api/auth.h"
 #include "api/dead_letter_handlers.h"
+#include "api/flow_handlers.h"
 #include "api/http_response.h"
 #include "api/stats_handlers.h"
 #include "api/timer_handlers.h"
@@ -24,9 +25,11 @@ struct Route {
   enum class Kind {
     kNone, kHealth, kMetrics, kWhoami, kTimers, kBatch, kTimer, kTimerRetry,
     kRetryFailed, kDeleteFailed, kStats, kStatsSeries, kCluster,
+    kFlows, kFlow, kFlowPause, kFlowResume,
   };
   Kind kind = Kind::kNone;
-  std::string id;  // kTimer, kTimerRetry
+  std::string id;  // kTimer, kTimerRetry; the flow key (%-escapes undone) of kFlow*
+  bool bad_escape = false;  // kFlow*: the key had a malformed %-escape
 };
 Route MatchRoute(std::string_view path);
 // The route's template, the `route` label of tickwheel_http_requests_total
@@ -56,6 +59,7 @@ class Api {
     TimerHandlers& timers;
     DeadLetterHandlers& dead_letters;
     StatsHandlers& stats;
+    FlowHandlers& flows;
   };
 
   Api(Handlers handlers, Metrics& metrics, Gauges gauges, HealthDetail health = {},
@@ -73,6 +77,7 @@ class Api {
   TimerHandlers& timers_;
   DeadLetterHandlers& dead_letters_;
   StatsHandlers& stats_;
+  FlowHandlers& flows_;
   Metrics& metrics_;
   const Gauges gauges_;
   const HealthDetail health_;

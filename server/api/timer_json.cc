@@ -58,7 +58,9 @@ std::string TimerJson(const TimerRecord& r, bool show_header_values) {
       out += '}';
     }
   }
-  out += "},\"payload\":";
+  out += "},\"flow\":";
+  out += Quoted(r.flow);
+  out += ",\"payload\":";
   out += r.payload.empty() ? "null" : r.payload;
   out += ",\"created_ms\":";
   out += std::to_string(r.created_ms);
@@ -77,6 +79,7 @@ std::string TimerJson(const TimerRecord& r, bool show_header_values) {
              ",\"duration_ms\":" + std::to_string(a.duration_ms);
       if (a.status != 0) out += ",\"status\":" + std::to_string(a.status);
       if (!a.error.empty()) out += ",\"error\":" + Quoted(a.error);
+      if (a.throttled_ms != 0) out += ",\"throttled_ms\":" + std::to_string(a.throttled_ms);
       out += '}';
     }
     out += ']';

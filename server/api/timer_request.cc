@@ -10,6 +10,7 @@
 
 #include "api/json_body.h"
 #include "common/sha256.h"
+#include "timer/flow_key.h"
 #include "timer/http_url.h"
 #include "timer/target.h"
 
@@ -362,7 +363,8 @@ Result<TimerSpec> ParseTimerSpec(const json::value& body, const ApiLimits& limit
                "a timer must be a JSON object, not " + std::string(KindName(body)));
   }
   const json::object& obj = body.as_object();
-  if (Status s = CheckFields(obj, {"id", "delay_ms", "fire_at_ms", "payload", "target", "retry"},
+  if (Status s = CheckFields(obj,
+                             {"id", "delay_ms", "fire_at_ms", "payload", "target", "retry", "flow"},
                              prefix);
       !s.ok()) {
     return s;
@@ -383,6 +385,16 @@ Result<TimerSpec> ParseTimerSpec(const json::value& body, const ApiLimits& limit
   spec.fire_at_ms = *fire;
   if (Status s = ParseTarget(obj.if_contains("target"), prefix, limits, spec); !s.ok()) return s;
   if (Status s = ParseRetry(obj.if_contains("retry"), prefix, spec); !s.ok()) return s;
+  if (const json::value* flow = obj.if_contains("flow")) {
+    if (!flow->is_string()) {
+      return Bad("invalid_type", Name(prefix, "flow"),
+                 Name(prefix, "flow") + " must be a string (a flow key), not " + KindName(*flow));
+    }
+    if (Status s = CheckFlowKey(flow->as_string(), Name(prefix, "flow")); !s.ok()) return s;
+    spec.flow = std::string(flow->as_string());
+  } else {
+    spec.flow = DefaultFlowKey(spec.target);
+  }
   if (const json::value* p = obj.if_contains("payload")) {
     if (HasNonFinite(*p)) {
       return Bad("invalid_value", Name(prefix, "payload"),
@@ -452,7 +464,7 @@ bool SameCreate(const TimerRecord& existing, const TimerSpec& spec) {
   if (existing.digest_kind == DigestKind::kSha256) return existing.digest == spec.digest;
   // Stored before digests were stable: what can still be compared.
   if (existing.target != spec.target || existing.max_attempts != spec.max_attempts ||
-      existing.backoff_ms != spec.backoff_ms) {
+      existing.backoff_ms != spec.backoff_ms || existing.flow != spec.flow) {
     return false;
   }
   Result<json::value> stored = ParseJsonBody(existing.payload);

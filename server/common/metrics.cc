@@ -174,7 +174,9 @@ std::string Metrics::Render(
   delivery_latency.Render(out, "tickwheel_delivery_latency_seconds",
                           "Webhook request sent to response read.");
   lateness.Render(out, "tickwheel_lateness_seconds",
-                  "Due time to the start of the attempt (wall clock).");
+                  "Due time to the start of the attempt (wall clock), less what the timer's flow held it back.");
+  throttled.Render(out, "tickwheel_flow_throttled_seconds",
+                   "How long attempts held back by their flow's limits waited (rate, in-flight cap, pause, Retry-After hold).");
   store_write.Render(out, "tickwheel_store_write_seconds",
                      "One store write, waiting for its (shared) fsync included.");
   return out;

@@ -95,7 +95,8 @@ struct Metrics {
   std::atomic<std::uint64_t> waiting_for_nats{0};       // NATS timers left pending
   HttpRequestCounter http_requests;  // by route template and status code
   MsHistogram delivery_latency;  // request sent -> response read
-  MsHistogram lateness;          // due time -> attempt claimed (wall clock)
+  MsHistogram lateness;          // due time -> attempt claimed, less throttling (wall clock)
+  MsHistogram throttled;         // attempts held back by their flow: how long
   MsHistogram store_write;       // one write (incl. waiting for the fsync)
   std::atomic<std::uint64_t> store_writes{0};     // atomic writes (groups)
   std::atomic<std::uint64_t> store_mutations{0};  // state changes in them

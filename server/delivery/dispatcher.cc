@@ -87,25 +87,26 @@ void Dispatcher::Park(const DueEntry& entry) {
   in_flight_.fetch_sub(1);
 }
 
-void Dispatcher::OnFired(std::vector<DueEntry> due) {
+void Dispatcher::OnFired(std::vector<FiredTimer> due) {
   in_flight_.fetch_add(static_cast<std::int64_t>(due.size()));
-  for (auto& chunk : ByShard(std::move(due), store_, kClaimChunk,
-                             [](const DueEntry& e) -> const std::string& { return e.id; })) {
+  for (auto& chunk :
+       ByShard(std::move(due), store_, kClaimChunk,
+               [](const FiredTimer& f) -> const std::string& { return f.entry.id; })) {
     ClaimChunk(std::move(chunk));
   }
 }
 
-void Dispatcher::ClaimChunk(std::vector<DueEntry> chunk) {
+void Dispatcher::ClaimChunk(std::vector<FiredTimer> chunk) {
   enum class Kind { kStale, kNotYet, kClaimed, kRecovered, kNoNats, kUnreadable };
   struct Claimed {
     Kind kind = Kind::kStale;
     TimerRecord record;
   };
-  auto entries = std::make_shared<std::vector<DueEntry>>(std::move(chunk));
+  auto entries = std::make_shared<std::vector<FiredTimer>>(std::move(chunk));
   auto claims = std::make_shared<std::vector<Claimed>>(entries->size());
   std::vector<std::string> ids;
   ids.reserve(entries->size());
-  for (const DueEntry& e : *entries) ids.push_back(e.id);
+  for (const FiredTimer& f : *entries) ids.push_back(f.entry.id);
   const bool nats = nats_ != nullptr;
   store_.Submit(
       std::move(ids),
@@ -114,7 +115,7 @@ void Dispatcher::ClaimChunk(std::vector<DueEntry> chunk) {
         for (std::size_t i = 0; i < entries->size(); ++i) {
           Claimed& claim = (*claims)[i];
           claim = Claimed{};  // the mutation may run again (a retried transaction)
-          Result<std::optional<TimerRecord>> r = txn.Get((*entries)[i].id);
+          Result<std::optional<TimerRecord>> r = txn.Get((*entries)[i].entry.id);
           if (!r.ok()) {
             claim.kind = Kind::kUnreadable;
             claim.record.last_error = r.status().message();
@@ -125,7 +126,7 @@ void Dispatcher::ClaimChunk(std::vector<DueEntry> chunk) {
             claim.kind = Kind::kNoNats;
             continue;
           }
-          switch (Claim(**r, (*entries)[i].due_ms, now, &claim.record)) {
+          switch (Claim(**r, (*entries)[i].entry.due_ms, now, &claim.record)) {
             case ClaimResult::kStale: claim.kind = Kind::kStale; continue;
             case ClaimResult::kNotYet: claim.kind = Kind::kNotYet; continue;
             case ClaimResult::kClaimed: claim.kind = Kind::kClaimed; break;
@@ -138,13 +139,13 @@ void Dispatcher::ClaimChunk(std::vector<DueEntry> chunk) {
       [this, claims, entries](const Status& s) {
         // Fenced while the shard is still ours: the lease was only late to
         // be confirmed; like a store failure, try again after a pause.
-        const bool owned = s.code() == StatusCode::kFenced &&
-                           !entries->empty() && scheduler_.OwnsShardOf(entries->front().id);
+        const bool owned = s.code() == StatusCode::kFenced && !entries->empty() &&
+                           scheduler_.OwnsShardOf(entries->front().entry.id);
         if (s.code() == StatusCode::kFenced) {
           metrics_.fenced_writes.fetch_add(1, std::memory_order_relaxed);
         }
         if (s.code() == StatusCode::kFenced && !owned) {  // another node's now
-          for (const DueEntry& e : *entries) Done(e.id);
+          for (const FiredTimer& f : *entries) Done(f.entry.id);
           return;
         }
         if (!s.ok()) {
@@ -152,15 +153,16 @@ void Dispatcher::ClaimChunk(std::vector<DueEntry> chunk) {
           const std::chrono::milliseconds pause = NextStoreRetryDelay();
           spdlog::warn("could not claim {} due timers ({}); trying again in {} ms",
                        entries->size(), s.message(), pause.count());
-          for (const DueEntry& e : *entries) {
-            scheduler_.FinishAndRetryIn(e.id, e.due_ms, pause);
+          for (const FiredTimer& f : *entries) {
+            scheduler_.FinishAndRetryIn(f.entry.id, f.entry.due_ms, pause);
             in_flight_.fetch_sub(1);
           }
           return;
         }
         const std::int64_t now = clock_.WallMs();
         for (std::size_t i = 0; i < entries->size(); ++i) {
-          const DueEntry& entry = (*entries)[i];
+          const DueEntry& entry = (*entries)[i].entry;
+          const std::int64_t throttled_ms = (*entries)[i].throttled_ms;
           Claimed& claim = (*claims)[i];
           switch (claim.kind) {
             case Kind::kStale:
@@ -186,8 +188,12 @@ void Dispatcher::ClaimChunk(std::vector<DueEntry> chunk) {
               [[fallthrough]];
             case Kind::kClaimed:
               metrics_.fired.fetch_add(1, std::memory_order_relaxed);
-              metrics_.lateness.Observe(static_cast<double>(now - entry.due_ms));
-              Deliver(claim.record);
+              // Lateness is the server's; what its flow held it back is
+              // throttling (docs/flows.md).
+              metrics_.lateness.Observe(
+                  static_cast<double>(std::max<std::int64_t>(0, now - entry.due_ms - throttled_ms)));
+              if (throttled_ms > 0) metrics_.throttled.Observe(static_cast<double>(throttled_ms));
+              Deliver(claim.record, throttled_ms);
               break;
           }
         }
@@ -195,16 +201,16 @@ void Dispatcher::ClaimChunk(std::vector<DueEntry> chunk) {
       WriteOptions{.sync = false, .fenced = true});
 }
 
-void Dispatcher::Deliver(const TimerRecord& record) {
+void Dispatcher::Deliver(const TimerRecord& record, std::int64_t throttled_ms) {
   const std::int64_t started_ms = clock_.WallMs();
   const bool nats = IsNatsTarget(record.target);
   Result<HttpUrl> url = nats ? Result<HttpUrl>(HttpUrl{}) : ParseHttpUrl(record.target);
   // For the debug log: the host only (a path or query may hold a secret).
   std::string where = nats ? "nats:" + std::string(NatsSubject(record.target))
                            : (url.ok() ? url->HostHeader() : "?");
-  auto done = [this, id = record.id, attempt = record.attempts, started_ms,
+  auto done = [this, id = record.id, attempt = record.attempts, started_ms, throttled_ms,
                where = std::move(where)](AttemptResult r) {
-    OnAttemptDone(id, attempt, started_ms, where, std::move(r));
+    OnAttemptDone(id, attempt, started_ms, throttled_ms, where, std::move(r));
   };
   if (nats) {
     nats_->Publish(std::string(NatsSubject(record.target)), DeliveryBody(record), record.id,
@@ -223,8 +229,8 @@ void Dispatcher::Deliver(const TimerRecord& record) {
 }
 
 void Dispatcher::OnAttemptDone(const std::string& id, std::uint32_t attempt,
-                               std::int64_t started_ms, const std::string& where,
-                               AttemptResult result) {
+                               std::int64_t started_ms, std::int64_t throttled_ms,
+                               const std::string& where, AttemptResult result) {
   if (spdlog::should_log(spdlog::level::debug)) {
     // Never the URL's path or query, the headers or the payload: they may
     // hold secrets.
@@ -240,6 +246,13 @@ void Dispatcher::OnAttemptDone(const std::string& id, std::uint32_t attempt,
     Done(id);  // nothing written: `delivering` until the next start
     return;
   }
+  // The flow's slot is free now, not once the outcome is written: a
+  // receiver sees at most max_in_flight requests at once, and no fewer.
+  FlowSignal signal;
+  signal.delivered = result.kind == AttemptResult::Kind::kDelivered;
+  signal.retry_after_ms = result.retry_after_ms;
+  signal.too_many_requests = result.status == 429 && result.retry_after_ms == 0;
+  scheduler_.AttemptEnded(id, signal);
   metrics_.delivery_latency.Observe(result.latency_ms);
   if (result.unanswered) metrics_.attempts_unanswered.fetch_add(1, std::memory_order_relaxed);
   Outcome o;
@@ -250,6 +263,8 @@ void Dispatcher::OnAttemptDone(const std::string& id, std::uint32_t attempt,
   o.outcome.log.duration_ms = static_cast<std::uint32_t>(std::max(0.0, result.latency_ms));
   o.outcome.log.status = result.status;
   o.outcome.log.error = std::move(result.error);
+  o.outcome.log.throttled_ms =
+      static_cast<std::uint32_t>(std::clamp<std::int64_t>(throttled_ms, 0, UINT32_MAX));
   if (result.retry_after_ms > 0) {
     o.outcome.not_before_ms = clock_.WallMs() + result.retry_after_ms;
   }

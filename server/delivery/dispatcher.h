@@ -27,6 +27,7 @@ namespace tickwheel::server {
 // Per attempt:
 //   claim    one fenced store write per chunk of fired timers (of one shard):
 //            Claim() of each record; stale entries are dropped.
+//   (the scheduler let it go within its flow's limits: flow/flow_gate.h)
 //   send     POST {"id", "payload", "fire_at_ms", "attempt"} with
 //            Idempotency-Key: <id> and the timer's headers (and, when the
 //            client has secrets, webhook-id: <id> and its signature); or,
@@ -34,6 +35,8 @@ namespace tickwheel::server {
 //            With the debug log level, each attempt's outcome is logged
 //            (id, attempt, host, status, latency; never the URL's path,
 //            headers or payload).
+//   answer   the flow's slot is given back at once, with what the answer
+//            says of the flow (a 429, a Retry-After): Scheduler::AttemptEnded
 //   outcome  Complete() of each record, written in batches (fenced).
 // Failures of the store never lose or spin: a claim that cannot be written
 // fires again after a pause; outcomes that cannot be written are kept (the
@@ -56,7 +59,7 @@ class Dispatcher {
   ~Dispatcher();  // Stop()
 
   // The scheduler's `fire` callback.
-  void OnFired(std::vector<DueEntry> due);
+  void OnFired(std::vector<FiredTimer> due);
 
   // Attempts claimed whose outcome is not yet written (or dropped).
   std::int64_t in_flight() const { return in_flight_.load(); }
@@ -73,14 +76,16 @@ class Dispatcher {
     double jitter;  // of the retry delay, drawn when the outcome arrived
   };
 
-  void ClaimChunk(std::vector<DueEntry> entries);
+  void ClaimChunk(std::vector<FiredTimer> entries);
   // Leaves a timer that cannot be attempted here in memory for an hour.
   void Park(const DueEntry& entry);
   static constexpr std::chrono::hours kParkedFor{1};
-  void Deliver(const TimerRecord& record);
+  // `throttled_ms`: how long it waited for its flow (the attempt log has it).
+  void Deliver(const TimerRecord& record, std::int64_t throttled_ms);
   // `where`: the target's host:port or NATS subject, for the debug log.
   void OnAttemptDone(const std::string& id, std::uint32_t attempt, std::int64_t started_ms,
-                     const std::string& where, AttemptResult result);
+                     std::int64_t throttled_ms, const std::string& where,
+                     AttemptResult result);
   // Writes queued outcomes, at most kMaxOutcomeWrites writes at a time.
   void FlushOutcomes() TW_EXCLUDES(outcomes_mutex_);
   // One call of WriteOutcomes: its outcomes are written in parts (one

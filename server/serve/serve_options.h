@@ -11,6 +11,7 @@
 #include "api/http_server.h"
 #include "api/timer_request.h"
 #include "delivery/webhook_client.h"
+#include "flow/flow_settings.h"
 #include "scheduler/scheduler.h"
 
 namespace tickwheel::server {
@@ -28,6 +29,9 @@ struct ServeOptions {
   unsigned threads = 2;  // HTTP server threads
   ApiLimits limits;
   SchedulerOptions scheduler;
+  // Flow control (docs/flows.md): the limits of flows without settings of
+  // their own (--flow-default-rate, --flow-default-max-in-flight).
+  FlowDefaults flow_defaults;
   WebhookClientOptions webhook;
   HttpServerOptions http;
   std::chrono::milliseconds drain_timeout{std::chrono::seconds(30)};

@@ -14,6 +14,7 @@
 #include "delivery/tls_client.h"
 #include "delivery/webhook_signer.h"
 #include "egress/target_policy.h"
+#include "flow/flow_metrics.h"
 #include "ui/console.h"
 
 namespace tickwheel::server {
@@ -240,14 +241,45 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
                                       " secret(s) (Standard Webhooks)"
                                 : "not signed (no --webhook-secret-file)",
                security->policy->Describe());
+  s->flows_ = std::make_unique<FlowRegistry>(options.flow_defaults);
+  SchedulerOptions scheduler_options = options.scheduler;
+  // A cluster shares each limited flow's budget (flow/flow_shares.h).
+  scheduler_options.shared_flow_budget = cluster;
   s->scheduler_ = std::make_unique<Scheduler>(
-      *s->store_, clock, options.scheduler,
-      [raw](std::vector<DueEntry> due) { raw->dispatcher_->OnFired(std::move(due)); });
+      *s->store_, clock, scheduler_options,
+      [raw](std::vector<FiredTimer> due) { raw->dispatcher_->OnFired(std::move(due)); },
+      s->flows_.get());
   s->dispatcher_ = std::make_unique<Dispatcher>(*s->store_, *s->scheduler_, clock, *s->webhook_,
                                                 s->nats_.get(), metrics);
-  s->store_->SetDueListener([raw](const std::string& id, std::optional<std::int64_t> due) {
-    raw->scheduler_->OnDueChange(id, due);
-  });
+  s->store_->SetDueListener(
+      [raw](const std::string& id, std::optional<std::int64_t> due, const std::string& flow) {
+        raw->scheduler_->OnDueChange(id, due, flow);
+      });
+  if (cluster) {
+    FlowSharesCallbacks share_callbacks;
+    share_callbacks.flows = [raw] { return raw->scheduler_->Flows(); };
+    share_callbacks.share = [raw](const std::string& flow, std::optional<FlowLimits> share,
+                                  TimePoint until) {
+      raw->scheduler_->SetFlowShare(flow, share, until);
+    };
+    s->flow_shares_ = std::make_unique<FlowShares>(
+        FlowSharesOptions{.postgres = options.postgres, .node_id = node_id, .lease = options.lease},
+        std::move(share_callbacks), *s->flows_, clock);
+  }
+  s->flow_service_ = std::make_unique<FlowService>(
+      *s->store_, *s->flows_, clock,
+      [raw]() -> Result<std::map<std::string, FlowActivity>> {
+        if (raw->flow_shares_) return raw->flow_shares_->Activity();
+        return raw->LocalFlowActivity();
+      },
+      [raw] {
+        raw->scheduler_->Nudge();
+        if (raw->flow_shares_) raw->flow_shares_->Nudge();
+      });
+  if (Status flows = s->flow_service_->Refresh(); !flows.ok()) {
+    return Status::Unavailable("cannot read the flows' settings: " + flows.message());
+  }
+  s->flow_handlers_ = std::make_unique<FlowHandlers>(*s->flow_service_);
 
   ApiLimits limits = options.limits;
   limits.nats_enabled = s->nats_ != nullptr;
@@ -271,7 +303,7 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
   const bool tokens = security->access.auth.enabled();
   const std::size_t token_count = security->access.auth.size();
   s->api_ = std::make_unique<Api>(
-      Api::Handlers{*s->handlers_, *s->dead_letters_, *s->stats_}, metrics,
+      Api::Handlers{*s->handlers_, *s->dead_letters_, *s->stats_, *s->flow_handlers_}, metrics,
       [raw](std::string& out) { raw->AppendGauges(out); }, [raw] { return raw->HealthDetail(); },
       std::move(security->access));
   if (tokens) {
@@ -294,6 +326,8 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
     s->scheduler_->AddShards(shards);
   }
   s->scheduler_->Start();
+  s->flow_refresher_ = std::make_unique<internal::PeriodicThread>(
+      clock.steady(), std::chrono::seconds(1), [raw] { raw->RefreshFlows(); });
   s->http_->Start();
   for (unsigned i = 0; i < std::max(1u, options.threads); ++i) {
     s->http_threads_.emplace_back([raw] { raw->ioc_.run(); });
@@ -324,15 +358,18 @@ asio::awaitable<HttpResponse> Server::Handle(HttpRequest& req) {
 void Server::StartCluster(const std::string& node_id) {
   node_id_ = node_id;
   NotificationCallbacks callbacks;
-  callbacks.due = [this](const std::string& id, std::optional<std::int64_t> due) {
-    scheduler_->OnDueChange(id, due);
-  };
+  callbacks.due = [this](const std::string& id, std::optional<std::int64_t> due,
+                         const std::string& flow) { scheduler_->OnDueChange(id, due, flow); };
   callbacks.resync = [this] { scheduler_->ReloadShards(); };
   callbacks.leases = [this] { leases_->Nudge(); };
+  callbacks.flows = [this](const std::string&) {
+    if (Status s = flow_service_->Refresh(); s.ok()) scheduler_->Nudge();
+  };
   notifications_ = std::make_unique<NotificationListener>(options_.postgres, node_id,
                                                           std::move(callbacks));
   notifications_->Start();
   leases_->Start(store_->shard_count());
+  flow_shares_->Start();
 }
 
 std::string Server::HealthDetail() const {
@@ -340,6 +377,43 @@ std::string Server::HealthDetail() const {
   return ",\"node\":" + boost::json::serialize(boost::json::string(node_id_)) + ",\"shards_owned\":" +
          std::to_string(leases_->owned().size()) +
          ",\"leases_held\":" + (leases_->holds_leases() ? "true" : "false");
+}
+
+void Server::RefreshFlows() {
+  if (Status s = flow_service_->Refresh(); !s.ok()) {
+    spdlog::warn("flows: could not read their settings ({}); the last ones read stay in force",
+                 s.message());
+  }
+  if (flow_refreshes_++ % 5 != 0) return;
+  std::map<std::string, std::int64_t> backlog;
+  const std::vector<int> shards = scheduler_->shards();
+  const std::int64_t now_ms = clock_.WallMs();
+  for (const FlowStats& f : scheduler_->Flows()) {
+    if (!f.deferred) continue;
+    // At most 10,000 counted (the embedded store walks its due index for it).
+    Result<TimerStore::FlowCount> n = store_->CountFlowDue(f.key, now_ms + 1, 10'000, &shards);
+    if (n.ok()) backlog[f.key] = n->count;
+  }
+  internal::MutexLock lock(flow_backlog_mutex_);
+  flow_backlog_ = std::move(backlog);
+}
+
+std::map<std::string, FlowActivity> Server::LocalFlowActivity() const {
+  std::map<std::string, FlowActivity> out;
+  for (const FlowStats& f : scheduler_->Flows()) {
+    if (f.in_flight == 0 && f.sent_last_minute == 0 && f.waiting == 0 && !f.deferred &&
+        f.held_until_ms == 0 && f.lowered_rate == 0) {
+      continue;
+    }
+    FlowActivity& a = out[f.key];
+    a.in_flight = f.in_flight;
+    a.sent_last_minute = f.sent_last_minute;
+    a.delivered_last_minute = f.delivered_last_minute;
+    a.throttled_last_minute = f.throttled_last_minute;
+    a.lowered_rate = f.lowered_rate;
+    a.held_until_ms = f.held_until_ms;
+  }
+  return out;
 }
 
 Server::~Server() {
@@ -373,6 +447,14 @@ void Server::AppendGauges(std::string& out) const {
     AppendCounter(out, "tickwheel_cluster_leases_released_total", "Leases handed over.", leases_->released_leases());
     AppendCounter(out, "tickwheel_cluster_notices_total", "Announcements of other nodes' changes received.", notifications_->notices());
   }
+  {
+    std::map<std::string, std::int64_t> backlog;
+    {
+      internal::MutexLock lock(flow_backlog_mutex_);
+      backlog = flow_backlog_;
+    }
+    AppendFlowMetrics(out, scheduler_->Flows(), scheduler_->RetiredFlows(), flows_->All(), backlog);
+  }
   AppendCounter(out, "tickwheel_timers_swept_total", "Overdue timers found not loaded by the sweep (a missed change; should stay 0).", scheduler_->swept());
   AppendCounter(out, "tickwheel_http_overloaded_total", "Requests and connections refused (503 or closed) over a limit.", http_->overloaded());
   store_->AppendMetrics(out);
@@ -386,6 +468,7 @@ void Server::Drain(const std::function<bool()>& cut_short) {
   http_->StopAccepting();
   if (leases_) leases_->StopAcquiring();
   // No new attempts; wait for those in flight to be written back.
+  flow_refresher_.reset();
   scheduler_->Stop();
   const auto deadline = std::chrono::steady_clock::now() + options_.drain_timeout;
   if (!WaitFor([&] { return dispatcher_->in_flight() == 0; }, deadline, cut_short)) {
@@ -397,7 +480,9 @@ void Server::Drain(const std::function<bool()>& cut_short) {
   webhook_->Stop();
   if (nats_) nats_->Stop();
   dispatcher_->Stop();
-  // Cluster: hand the shards over, so other nodes fire them at once.
+  // Cluster: give the flows' shares back and hand the shards over, so other
+  // nodes take them at once.
+  if (flow_shares_) flow_shares_->Stop(/*release=*/true);
   if (notifications_) notifications_->Stop();
   if (leases_) leases_->Stop(/*hand_over=*/true);
   // Let open connections finish the request they are in, briefly.

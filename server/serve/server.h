@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "api/api.h"
+#include "api/flow_handlers.h"
 #include "api/http_server.h"
 #include "api/timer_handlers.h"
 #include "cluster/lease_manager.h"
@@ -24,6 +25,9 @@
 #include "delivery/nats_publisher.h"
 #include "delivery/webhook_client.h"
 #include "egress/target_policy.h"
+#include "flow/flow_registry.h"
+#include "flow/flow_service.h"
+#include "flow/flow_shares.h"
 #include "scheduler/scheduler.h"
 #include "serve/serve_options.h"
 #include "store/retention.h"
@@ -58,6 +62,11 @@ class Server {
   std::string HealthDetail() const;
   // Cluster mode: leases decide which shards this node fires.
   void StartCluster(const std::string& node_id);
+  // Every second: the flows' settings from the store; every fifth, how
+  // many timers deferred flows have due in the store (their backlog metric).
+  void RefreshFlows();
+  // What this node does with each flow (the API's numbers, embedded mode).
+  std::map<std::string, FlowActivity> LocalFlowActivity() const;
 
   const ServeOptions options_;
   ServerClock& clock_;
@@ -70,7 +79,15 @@ class Server {
   std::unique_ptr<TimerStore> store_;
   std::unique_ptr<NatsPublisher> nats_;
   std::unique_ptr<WebhookClient> webhook_;
+  std::unique_ptr<FlowRegistry> flows_;
   std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<FlowService> flow_service_;
+  std::unique_ptr<FlowHandlers> flow_handlers_;
+  std::unique_ptr<internal::PeriodicThread> flow_refresher_;
+  std::unique_ptr<FlowShares> flow_shares_;  // cluster mode
+  mutable internal::Mutex flow_backlog_mutex_;
+  std::map<std::string, std::int64_t> flow_backlog_ TW_GUARDED_BY(flow_backlog_mutex_);
+  int flow_refreshes_ = 0;  // the refresher's
   std::unique_ptr<Dispatcher> dispatcher_;
   std::unique_ptr<TimerHandlers> handlers_;
   std::unique_ptr<DeadLetterHandlers> dead_letters_;

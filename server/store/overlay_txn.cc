@@ -83,16 +83,15 @@ StateCounts CountDelta(const std::vector<RecordChange>& changes) {
   return delta;
 }
 
-std::vector<std::pair<std::string, std::optional<std::int64_t>>> DueChanges(
-    const std::vector<RecordChange>& changes) {
-  std::vector<std::pair<std::string, std::optional<std::int64_t>>> out;
+std::vector<DueChange> DueChanges(const std::vector<RecordChange>& changes) {
+  std::vector<DueChange> out;
   for (const RecordChange& c : changes) {
     const bool was = c.before && IsScheduled(c.before->state);
     const bool is = c.after && IsScheduled(c.after->state);
     if (is && (!was || c.before->due_ms != c.after->due_ms)) {
-      out.emplace_back(c.after->id, c.after->due_ms);
+      out.push_back({c.after->id, c.after->due_ms, c.after->flow});
     } else if (was && !is) {
-      out.emplace_back(c.before->id, std::nullopt);
+      out.push_back({c.before->id, std::nullopt, c.before->flow});
     }
   }
   return out;

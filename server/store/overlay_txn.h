@@ -65,9 +65,13 @@ class OverlayTxn : public StoreTxn {
 // What the changes do to the per-state counts.
 StateCounts CountDelta(const std::vector<RecordChange>& changes);
 
-// The changes to when timers are due, for the store's DueListener.
-std::vector<std::pair<std::string, std::optional<std::int64_t>>> DueChanges(
-    const std::vector<RecordChange>& changes);
+// One change to when a timer is due, for the store's DueListener.
+struct DueChange {
+  std::string id;
+  std::optional<std::int64_t> due_ms;  // nullopt: no longer scheduled
+  std::string flow;
+};
+std::vector<DueChange> DueChanges(const std::vector<RecordChange>& changes);
 
 }  // namespace tickwheel::server
 

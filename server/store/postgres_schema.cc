@@ -38,6 +38,33 @@ INSERT INTO tickwheel_counts SELECT generate_series(0, 4), 0;
 CREATE TABLE tickwheel_count_deltas (
   seq bigserial PRIMARY KEY, state smallint NOT NULL, delta bigint NOT NULL);
 )sql",
+    // 2: flows (docs/flows.md). Rows from before get their flow when a node
+    // of this version opens the store (BackfillFlows).
+    R"sql(
+ALTER TABLE tickwheel_timers ADD COLUMN flow text COLLATE "C";
+CREATE INDEX tickwheel_timers_flow_due ON tickwheel_timers (flow, due_ms, id) WHERE state IN (0, 1);
+CREATE TABLE tickwheel_flows (flow text COLLATE "C" PRIMARY KEY, settings text NOT NULL);
+CREATE TABLE tickwheel_flow_shares (
+  flow text COLLATE "C" NOT NULL,
+  node_id text NOT NULL,
+  rate double precision,
+  burst bigint,
+  max_in_flight bigint,
+  demand bigint NOT NULL,
+  expires_at timestamptz NOT NULL,
+  PRIMARY KEY (flow, node_id));
+CREATE TABLE tickwheel_flow_holds (flow text COLLATE "C" PRIMARY KEY, until_ms bigint NOT NULL);
+CREATE TABLE tickwheel_flow_stats (
+  node_id text NOT NULL,
+  flow text COLLATE "C" NOT NULL,
+  sent bigint NOT NULL,
+  delivered bigint NOT NULL,
+  throttled bigint NOT NULL,
+  in_flight bigint NOT NULL,
+  lowered_rate double precision NOT NULL,
+  expires_at timestamptz NOT NULL,
+  PRIMARY KEY (node_id, flow));
+)sql",
 };
 
 constexpr const char* kLockKey = "7304251998466113";  // pg_advisory_lock key

@@ -36,7 +36,7 @@ std::vector<std::string> EncodeDuePayloads(const std::string& node_id,
   for (const DueNotice& n : notices) {
     std::string line = std::to_string(n.shard) + " " +
                        (n.due_ms ? std::to_string(*n.due_ms) : std::string("-")) + " " + n.id +
-                       "\n";
+                       " " + n.flow + "\n";
     if (!current.empty() && current.size() + line.size() > kMaxPayload) {
       out.push_back(std::move(current));
       current.clear();
@@ -72,7 +72,10 @@ std::optional<DuePayload> DecodeDuePayload(std::string_view payload) {
       }
       n.due_ms = ms;
     }
-    n.id = std::string(line.substr(b + 1));
+    const std::string_view rest = line.substr(b + 1);
+    const std::size_t c = rest.find(' ');
+    n.id = std::string(rest.substr(0, c));
+    if (c != std::string_view::npos) n.flow = std::string(rest.substr(c + 1));
     out.notices.push_back(std::move(n));
   }
   return out;
@@ -161,16 +164,18 @@ class InsertOnlyTxn final : public OverlayTxn {
   std::set<std::string> read_;
 };
 
-constexpr char kTimerColumns[] = "id, shard, state, due_ms, updated_ms, record";
+constexpr char kTimerColumns[] = "id, shard, state, due_ms, updated_ms, flow, record";
 constexpr char kUnnestRows[] =
-    "unnest($1::text[], $2::int[], $3::smallint[], $4::bigint[], $5::bigint[], $6::bytea[])";
+    "unnest($1::text[], $2::int[], $3::smallint[], $4::bigint[], $5::bigint[], $6::text[], "
+    "$7::bytea[])";
 
 // The columns of rows to write, as array parameters.
 struct Rows {
-  std::vector<std::string> ids, records;
+  std::vector<std::string> ids, flows, records;
   std::vector<std::int64_t> shards, states, due, updated;
   void Add(const TimerRecord& r, int shard) {
     ids.push_back(r.id);
+    flows.push_back(r.flow);
     shards.push_back(shard);
     states.push_back(static_cast<std::int64_t>(r.state));
     due.push_back(r.due_ms);
@@ -179,7 +184,8 @@ struct Rows {
   }
   PgParams Params() const {
     return {PgTextArray(ids),       PgBigintArray(shards),  PgBigintArray(states),
-            PgBigintArray(due),     PgBigintArray(updated), PgByteaArray(records)};
+            PgBigintArray(due),     PgBigintArray(updated), PgTextArray(flows),
+            PgByteaArray(records)};
   }
   bool empty() const { return ids.empty(); }
 };
@@ -211,20 +217,167 @@ class PostgresTimerStore final : public TimerStore {
     });
   }
 
-  Result<std::vector<DueEntry>> ScanDue(const std::vector<int>& shards, const DueEntry& from,
-                                        std::int64_t to_ms, std::size_t limit) const override {
+  Result<DueScan> ScanDue(const std::vector<int>& shards, const DueEntry& from,
+                          std::int64_t to_ms, std::size_t limit,
+                          const FlowSet* skip) const override {
     std::vector<std::int64_t> list(shards.begin(), shards.end());
-    return WithConnection(pool_, [&](PgConnection& c) -> Result<std::vector<DueEntry>> {
+    std::vector<std::string> skipped;
+    if (skip != nullptr) skipped.assign(skip->begin(), skip->end());
+    const std::size_t look_at = std::min<std::size_t>(limit + kSkipBudget, INT32_MAX);
+    const std::string shard_list = PgBigintArray(list);
+    const std::string from_ms = std::to_string(std::max<std::int64_t>(from.due_ms, INT64_MIN + 1));
+    if (skipped.empty()) {  // nothing to skip: the plain scan
+      return WithConnection(pool_, [&](PgConnection& c) -> Result<DueScan> {
+        Result<PgResult> r = c.Exec(
+            "SELECT due_ms, id, coalesce(flow, '') FROM tickwheel_timers WHERE state IN (0, 1) "
+            "AND shard = ANY($1::int[]) AND (due_ms, id) >= ($2, $3) AND due_ms < $4 "
+            "ORDER BY due_ms, id LIMIT $5",
+            {shard_list, from_ms, from.id, std::to_string(to_ms),
+             std::to_string(std::min<std::size_t>(limit, INT32_MAX))});
+        if (!r.ok()) return r.status();
+        DueScan out;
+        out.entries.reserve(static_cast<std::size_t>(r->rows()));
+        for (int i = 0; i < r->rows(); ++i) {
+          out.entries.push_back({r->Int(i, 0), std::string(r->Text(i, 1)), std::string(r->Text(i, 2))});
+        }
+        return out;
+      });
+    }
+    return WithConnection(pool_, [&](PgConnection& c) -> Result<DueScan> {
+      // The entries returned (kind 0, at most `limit`), then the last one
+      // looked at (kind 1) when the scan looked at all it may: the caller
+      // goes on from there. Rows of a node before flows have none (NULL):
+      // the flow "" (BackfillFlows gives them theirs at the next open).
       Result<PgResult> r = c.Exec(
-          "SELECT due_ms, id FROM tickwheel_timers WHERE state IN (0, 1) "
+          "WITH s AS MATERIALIZED (SELECT due_ms, id, coalesce(flow, '') AS flow "
+          "FROM tickwheel_timers WHERE state IN (0, 1) "
           "AND shard = ANY($1::int[]) AND (due_ms, id) >= ($2, $3) AND due_ms < $4 "
-          "ORDER BY due_ms, id LIMIT $5",
-          {PgBigintArray(list), std::to_string(std::max<std::int64_t>(from.due_ms, INT64_MIN + 1)),
-           from.id, std::to_string(to_ms), std::to_string(std::min<std::size_t>(limit, INT32_MAX))});
+          "ORDER BY due_ms, id LIMIT $5) "
+          "(SELECT due_ms, id, flow, 0 FROM s WHERE flow <> ALL($6::text[]) "
+          "ORDER BY due_ms, id LIMIT $7) "
+          "UNION ALL (SELECT due_ms, id, flow, 1 FROM s WHERE (SELECT count(*) FROM s) = $5 "
+          "ORDER BY due_ms DESC, id DESC LIMIT 1)",
+          {shard_list, from_ms, from.id, std::to_string(to_ms), std::to_string(look_at),
+           PgTextArray(skipped), std::to_string(std::min<std::size_t>(limit, INT32_MAX))});
       if (!r.ok()) return r.status();
-      std::vector<DueEntry> out;
-      out.reserve(static_cast<std::size_t>(r->rows()));
-      for (int i = 0; i < r->rows(); ++i) out.push_back({r->Int(i, 0), std::string(r->Text(i, 1))});
+      DueScan out;
+      out.entries.reserve(static_cast<std::size_t>(r->rows()));
+      std::optional<DueEntry> last_looked;
+      for (int i = 0; i < r->rows(); ++i) {
+        DueEntry e{r->Int(i, 0), std::string(r->Text(i, 1)), std::string(r->Text(i, 2))};
+        if (r->Int(i, 3) == 0) {
+          out.entries.push_back(std::move(e));
+        } else {
+          last_looked = std::move(e);
+        }
+      }
+      std::sort(out.entries.begin(), out.entries.end());
+      // Stopped at its budget before `limit` entries: go on after the last
+      // entry it looked at.
+      if (last_looked && out.entries.size() < limit) {
+        out.resume = DueEntry{last_looked->due_ms, last_looked->id + '\x01', ""};
+      }
+      return out;
+    });
+  }
+
+  Result<DueScan> ScanFlowDue(const std::string& flow, const std::vector<int>& shards,
+                              const DueEntry& from, std::int64_t to_ms,
+                              std::size_t limit) const override {
+    std::vector<std::int64_t> list(shards.begin(), shards.end());
+    return WithConnection(pool_, [&](PgConnection& c) -> Result<DueScan> {
+      Result<PgResult> r = c.Exec(
+          "SELECT due_ms, id FROM tickwheel_timers WHERE flow = $1 AND state IN (0, 1) "
+          "AND shard = ANY($2::int[]) AND (due_ms, id) >= ($3, $4) AND due_ms < $5 "
+          "ORDER BY due_ms, id LIMIT $6",
+          {flow, PgBigintArray(list),
+           std::to_string(std::max<std::int64_t>(from.due_ms, INT64_MIN + 1)), from.id,
+           std::to_string(to_ms), std::to_string(std::min<std::size_t>(limit, INT32_MAX))});
+      if (!r.ok()) return r.status();
+      DueScan out;
+      out.entries.reserve(static_cast<std::size_t>(r->rows()));
+      for (int i = 0; i < r->rows(); ++i) {
+        out.entries.push_back({r->Int(i, 0), std::string(r->Text(i, 1)), flow});
+      }
+      return out;
+    });
+  }
+
+  Result<FlowCount> CountFlowDue(const std::string& flow, std::int64_t before_ms,
+                                 std::size_t cap, const std::vector<int>* shards) const override {
+    std::vector<std::int64_t> list;
+    if (shards) list.assign(shards->begin(), shards->end());
+    return WithConnection(pool_, [&](PgConnection& c) -> Result<FlowCount> {
+      Result<PgResult> r = c.Exec(
+          "SELECT count(*) FROM (SELECT 1 FROM tickwheel_timers WHERE flow = $1 "
+          "AND state IN (0, 1) AND due_ms < $2 AND ($4 OR shard = ANY($5::int[])) LIMIT $3) s",
+          {flow, std::to_string(before_ms), std::to_string(std::min<std::size_t>(cap, INT32_MAX)),
+           shards ? "false" : "true", PgBigintArray(list)});
+      if (!r.ok()) return r.status();
+      FlowCount out;
+      out.count = r->Int(0, 0);
+      out.at_least = out.count >= static_cast<std::int64_t>(cap);
+      return out;
+    });
+  }
+
+  Result<std::optional<std::string>> UpdateFlowSettings(
+      const std::string& flow, const FlowSettingsChange& change) override {
+    using Out = Result<std::optional<std::string>>;
+    return WithConnection(pool_, [&](PgConnection& c) -> Out {
+      for (int attempt = 0;; ++attempt) {
+        // The row is locked for the change (FOR UPDATE); a flow without one
+        // gets an empty one first (not seen by others unless it commits),
+        // so two nodes changing a new flow take turns too.
+        Status s = c.Begin();
+        if (s.ok()) {
+          s = c.Exec("INSERT INTO tickwheel_flows (flow, settings) VALUES ($1, '') "
+                     "ON CONFLICT (flow) DO NOTHING",
+                     {flow})
+                  .status();
+        }
+        Result<PgResult> row = s.ok() ? c.Exec("SELECT settings FROM tickwheel_flows "
+                                               "WHERE flow = $1 FOR UPDATE",
+                                               {flow})
+                                      : Result<PgResult>(s);
+        auto fail = [&](Status status) -> Out {
+          c.Rollback();
+          return status;
+        };
+        if (!row.ok()) return fail(row.status());
+        std::optional<std::string> stored;
+        if (row->rows() > 0 && !row->Text(0, 0).empty()) stored = std::string(row->Text(0, 0));
+        Out next = change(stored);
+        if (!next.ok()) return fail(next.status());
+        Status written =
+            *next ? c.Exec("INSERT INTO tickwheel_flows (flow, settings) VALUES ($1, $2) "
+                           "ON CONFLICT (flow) DO UPDATE SET settings = excluded.settings",
+                           {flow, **next})
+                        .status()
+                  : c.Exec("DELETE FROM tickwheel_flows WHERE flow = $1", {flow}).status();
+        // Every node hears of it when it commits (NotificationListener).
+        if (written.ok()) {
+          written = c.Exec("SELECT pg_notify('" + std::string(kFlowsChannel) + "', $1)", {flow})
+                        .status();
+        }
+        if (written.ok()) written = c.Commit();
+        if (written.ok()) return next;
+        c.Rollback();
+        // Two nodes inserting a new flow at once: the loser runs again and
+        // sees the winner's row.
+        if (written.code() != StatusCode::kConflict || attempt == 3) return written;
+      }
+    });
+  }
+
+  Result<std::vector<std::pair<std::string, std::string>>> ListFlowSettings() const override {
+    using Out = std::vector<std::pair<std::string, std::string>>;
+    return WithConnection(pool_, [&](PgConnection& c) -> Result<Out> {
+      Result<PgResult> r =
+          c.Exec("SELECT flow, settings FROM tickwheel_flows WHERE settings <> '' ORDER BY flow");
+      if (!r.ok()) return r.status();
+      Out out;
+      for (int i = 0; i < r->rows(); ++i) out.emplace_back(r->Text(i, 0), r->Text(i, 1));
       return out;
     });
   }
@@ -416,7 +569,7 @@ class PostgresTimerStore final : public TimerStore {
                                       written.message());
       }
     } else if (listener_) {
-      for (const auto& [id, due] : DueChanges(changes)) listener_(id, due);
+      for (const DueChange& c : DueChanges(changes)) listener_(c.id, c.due_ms, c.flow);
     }
     for (std::size_t i = 0; i < group.size(); ++i) {
       if (group[i].done) group[i].done(written.ok() ? results[i] : written);
@@ -493,9 +646,9 @@ class PostgresTimerStore final : public TimerStore {
         std::string("WITH t AS (INSERT INTO tickwheel_timers (") + kTimerColumns +
             ") SELECT * FROM " + kUnnestRows +
             "), d AS (INSERT INTO tickwheel_count_deltas (state, delta) "
-            "SELECT * FROM unnest($7::smallint[], $8::bigint[])), "
+            "SELECT * FROM unnest($8::smallint[], $9::bigint[])), "
             "n AS MATERIALIZED (SELECT pg_notify('" + std::string(kDueChannel) +
-            "', p) FROM unnest($9::text[]) p) SELECT count(*) FROM n",
+            "', p) FROM unnest($10::text[]) p) SELECT count(*) FROM n",
         params);
     if (!r.ok()) {
       if (r.status().code() == StatusCode::kConflict) return false;
@@ -531,8 +684,14 @@ class PostgresTimerStore final : public TimerStore {
                             change.after->due_ms < horizon &&
                             (!change.before || !IsScheduled(change.before->state) ||
                              change.before->due_ms != change.after->due_ms);
-      if (cancelled) notices.push_back({ShardOf(change.after->id), std::nullopt, change.after->id});
-      if (due_soon) notices.push_back({ShardOf(change.after->id), change.after->due_ms, change.after->id});
+      if (cancelled) {
+        notices.push_back(
+            {ShardOf(change.after->id), std::nullopt, change.after->id, change.after->flow});
+      }
+      if (due_soon) {
+        notices.push_back(
+            {ShardOf(change.after->id), change.after->due_ms, change.after->id, change.after->flow});
+      }
     }
     return notices;
   }
@@ -611,7 +770,8 @@ class PostgresTimerStore final : public TimerStore {
     }
     if (!updates.empty()) {
       s = c.Exec(std::string("UPDATE tickwheel_timers t SET shard = v.shard, state = v.state, "
-                             "due_ms = v.due_ms, updated_ms = v.updated_ms, record = v.record "
+                             "due_ms = v.due_ms, updated_ms = v.updated_ms, flow = v.flow, "
+                             "record = v.record "
                              "FROM ") +
                      kUnnestRows + " AS v(" + kTimerColumns + ") WHERE t.id = v.id",
                  updates.Params())
@@ -680,11 +840,42 @@ class PostgresTimerStore final : public TimerStore {
 
 }  // namespace
 
+namespace {
+
+// Scheduled timers written before flows (or by a node of an older version)
+// have no flow: each gets DefaultFlowKey of its target, from its record.
+Status BackfillFlows(PgConnection& c) {
+  for (;;) {
+    Result<PgResult> rows = c.Exec(
+        "SELECT id, record FROM tickwheel_timers WHERE flow IS NULL AND state IN (0, 1) "
+        "LIMIT 5000");
+    if (!rows.ok()) return rows.status();
+    if (rows->rows() == 0) return Status::Ok();
+    std::vector<std::string> ids, flows;
+    for (int i = 0; i < rows->rows(); ++i) {
+      ids.emplace_back(rows->Text(i, 0));
+      Result<TimerRecord> r = DecodeRecord(ids.back(), rows->Bytes(i, 1));
+      flows.push_back(r.ok() ? r->flow : "invalid");
+    }
+    Status s = c.Exec("UPDATE tickwheel_timers t SET flow = v.flow "
+                      "FROM unnest($1::text[], $2::text[]) AS v(id, flow) "
+                      "WHERE t.id = v.id AND t.flow IS NULL",
+                      {PgTextArray(ids), PgTextArray(flows)})
+                   .status();
+    if (!s.ok()) return s;
+  }
+}
+
+}  // namespace
+
 Result<std::unique_ptr<TimerStore>> OpenPostgresTimerStore(const StoreOptions& options) {
   Result<std::unique_ptr<PgConnection>> conn = PgConnection::Connect(options.postgres);
   if (!conn.ok()) return conn.status();
   Result<int> shards = MigrateSchema(**conn, options.shards);
   if (!shards.ok()) return shards.status();
+  if (Status s = BackfillFlows(**conn); !s.ok()) {
+    return Status::Unavailable("giving the timers of before flows theirs failed: " + s.message());
+  }
   return std::unique_ptr<TimerStore>(new PostgresTimerStore(options, *shards));
 }
 

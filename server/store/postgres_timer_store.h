@@ -46,13 +46,17 @@ Result<std::unique_ptr<TimerStore>> OpenPostgresTimerStore(const StoreOptions& o
 int ShardOfId(std::string_view id, int shards);
 
 inline constexpr std::string_view kDueChannel = "tickwheel_due";
+// A flow's settings changed (UpdateFlowSettings): the payload is its key.
+inline constexpr std::string_view kFlowsChannel = "tickwheel_flows";
 
 // A NOTIFY payload: "<node id>\n" then one line per change: "<shard> <due_ms>
-// <id>", or "<shard> - <id>" when the timer is no longer scheduled.
+// <id> <flow>", or "<shard> - <id> <flow>" when the timer is no longer
+// scheduled. (A line of a node from before flows has no flow: "".)
 struct DueNotice {
   int shard;
   std::optional<std::int64_t> due_ms;
   std::string id;
+  std::string flow;
 };
 struct DuePayload {
   std::string node_id;

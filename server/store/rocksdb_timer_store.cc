@@ -32,7 +32,9 @@ namespace {
 constexpr char kRecordPrefix = 'r';
 constexpr char kDuePrefix = 'd';
 constexpr char kStatePrefix = 's';
+constexpr char kFlowSettingsPrefix = 'F';
 const std::string kCountsKey = "mcount";
+const std::string kFlowsMarkerKey = "mflows";
 
 std::string RecordKey(std::string_view id) {
   std::string k;
@@ -66,6 +68,10 @@ std::string DueKey(std::int64_t due_ms, std::string_view id) {
   AppendBigEndian(k, due_ms);
   k.append(id);
   return k;
+}
+
+std::string FlowSettingsKey(std::string_view flow) {
+  return std::string(1, kFlowSettingsPrefix) + std::string(flow);
 }
 
 std::string StatePrefix(TimerState state) {
@@ -165,7 +171,8 @@ class RocksDbTxn final : public OverlayTxn {
 void AddToBatch(const RecordChange& c, rocksdb::WriteBatch& batch) {
   const std::optional<TimerRecord>& b = c.before;
   const std::optional<TimerRecord>& a = c.after;
-  if (b && IsScheduled(b->state) && (!a || !IsScheduled(a->state) || b->due_ms != a->due_ms)) {
+  if (b && IsScheduled(b->state) &&
+      (!a || !IsScheduled(a->state) || b->due_ms != a->due_ms || b->flow != a->flow)) {
     batch.Delete(DueKey(b->due_ms, b->id));
   }
   if (b && !IsScheduled(b->state) &&
@@ -176,8 +183,9 @@ void AddToBatch(const RecordChange& c, rocksdb::WriteBatch& batch) {
     batch.Delete(RecordKey(b->id));
     return;
   }
-  if (IsScheduled(a->state) && (!b || !IsScheduled(b->state) || b->due_ms != a->due_ms)) {
-    batch.Put(DueKey(a->due_ms, a->id), "");
+  if (IsScheduled(a->state) &&
+      (!b || !IsScheduled(b->state) || b->due_ms != a->due_ms || b->flow != a->flow)) {
+    batch.Put(DueKey(a->due_ms, a->id), a->flow);
   }
   if (!IsScheduled(a->state) &&
       (!b || a->state != b->state || a->updated_ms != b->updated_ms)) {
@@ -237,6 +245,41 @@ Result<std::unique_ptr<rocksdb::DB>> OpenDb(const rocksdb::Options& options,
   return std::unique_ptr<rocksdb::DB>(db);
 }
 
+// A store written before flows gets each scheduled timer's flow into its
+// due-index entry, once (then the marker key says so).
+Status AddFlowsToDueIndex(rocksdb::DB& db) {
+  std::string marker;
+  if (db.Get(rocksdb::ReadOptions(), kFlowsMarkerKey, &marker).ok()) return Status::Ok();
+  const std::string prefix(1, kDuePrefix);
+  std::string upper = prefix;
+  upper.back() = static_cast<char>(upper.back() + 1);
+  rocksdb::Slice upper_slice(upper);
+  rocksdb::ReadOptions ro;
+  ro.iterate_upper_bound = &upper_slice;
+  std::unique_ptr<rocksdb::Iterator> it(db.NewIterator(ro));
+  rocksdb::WriteBatch batch;
+  rocksdb::WriteOptions wo;
+  for (it->Seek(prefix); it->Valid(); it->Next()) {
+    const rocksdb::Slice k = it->key();
+    const std::string id(k.data() + kDueIdOffset, k.size() - kDueIdOffset);
+    std::string bytes;
+    std::string flow = "invalid";  // a record it cannot read keeps its due entry
+    if (db.Get(rocksdb::ReadOptions(), RecordKey(id), &bytes).ok()) {
+      if (Result<TimerRecord> r = DecodeRecord(id, bytes); r.ok()) flow = r->flow;
+    }
+    batch.Put(k, flow);
+    if (batch.Count() >= 20'000) {
+      if (rocksdb::Status s = db.Write(wo, &batch); !s.ok()) return ReadError(s);
+      batch.Clear();
+    }
+  }
+  if (!it->status().ok()) return ReadError(it->status());
+  batch.Put(kFlowsMarkerKey, "1");
+  wo.sync = true;
+  if (rocksdb::Status s = db.Write(wo, &batch); !s.ok()) return ReadError(s);
+  return Status::Ok();
+}
+
 class RocksDbTimerStore final : public TimerStore {
  public:
   RocksDbTimerStore(std::unique_ptr<rocksdb::DB> db, rocksdb::Options db_options,
@@ -269,9 +312,10 @@ class RocksDbTimerStore final : public TimerStore {
     return GetLocked(id);
   }
 
-  Result<std::vector<DueEntry>> ScanDue(const std::vector<int>& shards, const DueEntry& from,
-                                        std::int64_t to_ms, std::size_t limit) const override {
-    std::vector<DueEntry> out;
+  Result<DueScan> ScanDue(const std::vector<int>& shards, const DueEntry& from,
+                          std::int64_t to_ms, std::size_t limit,
+                          const FlowSet* skip) const override {
+    DueScan out;
     if (std::find(shards.begin(), shards.end(), 0) == shards.end()) return out;
     ReopenIfBroken();
     internal::ReaderLock lock(db_mutex_);
@@ -282,10 +326,120 @@ class RocksDbTimerStore final : public TimerStore {
     rocksdb::ReadOptions ro;
     ro.iterate_upper_bound = &upper_slice;
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
-    for (it->Seek(lower); it->Valid() && out.size() < limit; it->Next()) {
-      rocksdb::Slice k = it->key();
-      out.push_back({ReadBigEndian(k.data() + 1),
-                     std::string(k.data() + kDueIdOffset, k.size() - kDueIdOffset)});
+    std::size_t skipped = 0;
+    for (it->Seek(lower); it->Valid() && out.entries.size() < limit; it->Next()) {
+      const rocksdb::Slice k = it->key();
+      DueEntry e{ReadBigEndian(k.data() + 1),
+                 std::string(k.data() + kDueIdOffset, k.size() - kDueIdOffset),
+                 it->value().ToString()};
+      if (skip != nullptr && skip->count(e.flow)) {
+        if (++skipped > kSkipBudget) {
+          out.resume = std::move(e);
+          break;
+        }
+        continue;
+      }
+      out.entries.push_back(std::move(e));
+    }
+    if (!it->status().ok()) return ReadError(it->status());
+    return out;
+  }
+
+  Result<DueScan> ScanFlowDue(const std::string& flow, const std::vector<int>& shards,
+                              const DueEntry& from, std::int64_t to_ms,
+                              std::size_t limit) const override {
+    DueScan out;
+    if (std::find(shards.begin(), shards.end(), 0) == shards.end()) return out;
+    ReopenIfBroken();
+    internal::ReaderLock lock(db_mutex_);
+    if (!db_) return Recovering();
+    const std::string upper = DueKey(to_ms, "");
+    rocksdb::Slice upper_slice(upper);
+    rocksdb::ReadOptions ro;
+    ro.iterate_upper_bound = &upper_slice;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+    std::size_t others = 0;
+    for (it->Seek(DueKey(from.due_ms, from.id)); it->Valid() && out.entries.size() < limit;
+         it->Next()) {
+      const rocksdb::Slice k = it->key();
+      if (it->value() != rocksdb::Slice(flow)) {
+        if (++others > kSkipBudget) {  // go on from here next time
+          out.resume = DueEntry{ReadBigEndian(k.data() + 1),
+                                std::string(k.data() + kDueIdOffset, k.size() - kDueIdOffset), ""};
+          break;
+        }
+        continue;
+      }
+      out.entries.push_back({ReadBigEndian(k.data() + 1),
+                             std::string(k.data() + kDueIdOffset, k.size() - kDueIdOffset), flow});
+    }
+    if (!it->status().ok()) return ReadError(it->status());
+    return out;
+  }
+
+  Result<FlowCount> CountFlowDue(const std::string& flow, std::int64_t before_ms,
+                                 std::size_t cap, const std::vector<int>* shards) const override {
+    FlowCount out;
+    if (shards && std::find(shards->begin(), shards->end(), 0) == shards->end()) return out;
+    ReopenIfBroken();
+    internal::ReaderLock lock(db_mutex_);
+    if (!db_) return Recovering();
+    const std::string upper = DueKey(before_ms, "");
+    rocksdb::Slice upper_slice(upper);
+    rocksdb::ReadOptions ro;
+    ro.iterate_upper_bound = &upper_slice;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+    const std::size_t look_at = cap * 10;
+    std::size_t looked = 0;
+    for (it->Seek(std::string(1, kDuePrefix)); it->Valid(); it->Next()) {
+      if (static_cast<std::size_t>(out.count) >= cap || ++looked > look_at) {
+        out.at_least = true;
+        break;
+      }
+      if (it->value() == rocksdb::Slice(flow)) ++out.count;
+    }
+    if (!it->status().ok()) return ReadError(it->status());
+    return out;
+  }
+
+  Result<std::optional<std::string>> UpdateFlowSettings(
+      const std::string& flow, const FlowSettingsChange& change) override {
+    std::lock_guard serial(flow_settings_mutex_);  // read, change, write: one at a time
+    ReopenIfBroken();
+    internal::ReaderLock lock(db_mutex_);
+    if (!db_ || broken_.load()) return Recovering();
+    std::string bytes;
+    rocksdb::Status read = db_->Get(rocksdb::ReadOptions(), FlowSettingsKey(flow), &bytes);
+    if (!read.ok() && !read.IsNotFound()) return ReadError(read);
+    Result<std::optional<std::string>> next =
+        change(read.ok() ? std::optional<std::string>(std::move(bytes)) : std::nullopt);
+    if (!next.ok()) return next.status();
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    rocksdb::Status s = *next ? db_->Put(wo, FlowSettingsKey(flow), **next)
+                              : db_->Delete(wo, FlowSettingsKey(flow));
+    if (!s.ok()) {
+      write_errors_.fetch_add(1);
+      broken_.store(true);
+      return Status::Unavailable("the store could not write: " + s.ToString());
+    }
+    return next;
+  }
+
+  Result<std::vector<std::pair<std::string, std::string>>> ListFlowSettings() const override {
+    ReopenIfBroken();
+    internal::ReaderLock lock(db_mutex_);
+    if (!db_) return Recovering();
+    std::vector<std::pair<std::string, std::string>> out;
+    const std::string prefix(1, kFlowSettingsPrefix);
+    std::string upper = prefix;
+    upper.back() = static_cast<char>(upper.back() + 1);
+    rocksdb::Slice upper_slice(upper);
+    rocksdb::ReadOptions ro;
+    ro.iterate_upper_bound = &upper_slice;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+    for (it->Seek(prefix); it->Valid(); it->Next()) {
+      out.emplace_back(it->key().ToString().substr(1), it->value().ToString());
     }
     if (!it->status().ok()) return ReadError(it->status());
     return out;
@@ -523,7 +677,7 @@ class RocksDbTimerStore final : public TimerStore {
     for (const RecordChange& c : changes) AddToBatch(c, batch);
     Status written = Commit(batch, CountDelta(changes), sync, group.size());
     if (written.ok() && listener_) {
-      for (const auto& [id, due] : DueChanges(changes)) listener_(id, due);
+      for (const DueChange& c : DueChanges(changes)) listener_(c.id, c.due_ms, c.flow);
     }
     for (std::size_t i = 0; i < group.size(); ++i) {
       if (group[i].done) group[i].done(written.ok() ? results[i] : written);
@@ -573,6 +727,7 @@ class RocksDbTimerStore final : public TimerStore {
   mutable internal::SharedMutex db_mutex_;
   mutable std::unique_ptr<rocksdb::DB> db_ TW_PT_GUARDED_BY(db_mutex_);
   mutable std::chrono::steady_clock::time_point last_reopen_ TW_GUARDED_BY(db_mutex_);
+  std::mutex flow_settings_mutex_;
   std::unique_ptr<GroupWriter> writer_;
 };
 
@@ -615,6 +770,10 @@ Result<std::unique_ptr<TimerStore>> OpenRocksDbTimerStore(const StoreOptions& op
   }  // else RocksDB's Open reports what is wrong with the directory
   Result<std::unique_ptr<rocksdb::DB>> db = OpenDb(db_options, options.data_dir);
   if (!db.ok()) return db.status();
+  if (Status s = AddFlowsToDueIndex(**db); !s.ok()) {
+    return Status::Unavailable("cannot add flows to the store in --data-dir " + options.data_dir +
+                               ": " + s.message());
+  }
   return std::unique_ptr<TimerStore>(
       new RocksDbTimerStore(std::move(*db), std::move(db_options), options));
 }

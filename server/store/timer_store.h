@@ -7,12 +7,14 @@
 #define TICKWHEEL_SERVER_STORE_TIMER_STORE_H_
 
 #include <array>
+#include <compare>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "common/status.h"
@@ -61,12 +63,34 @@ struct WriteOptions {
   bool may_run_on_caller = false;
 };
 
-// One entry of the due index: a pending or delivering timer.
+// One entry of the due index: a pending or delivering timer, and its flow.
+// Also a position in the index: entries order (and equal) by (due_ms, id);
+// the flow is carried along, not compared.
 struct DueEntry {
   std::int64_t due_ms;
   std::string id;
-  friend auto operator<=>(const DueEntry&, const DueEntry&) = default;
+  std::string flow;
+  friend std::strong_ordering operator<=>(const DueEntry& a, const DueEntry& b) {
+    if (auto c = a.due_ms <=> b.due_ms; c != 0) return c;
+    return a.id <=> b.id;
+  }
+  friend bool operator==(const DueEntry& a, const DueEntry& b) {
+    return a.due_ms == b.due_ms && a.id == b.id;
+  }
 };
+
+// What ScanDue found: the entries it returns, and where it stopped if it
+// stopped early for having looked at enough.
+struct DueScan {
+  std::vector<DueEntry> entries;
+  // Set when it stopped before to_ms after looking at its budget of
+  // entries (skipped ones included): everything before this position was
+  // looked at; a scan from here goes on.
+  std::optional<DueEntry> resume;
+};
+
+// Flows whose entries a scan skips (a scheduler's deferred flows).
+using FlowSet = std::unordered_set<std::string>;
 
 // A position in a listing: the (time, id) of the last entry looked at. The
 // time is due_ms for pending and delivering timers, updated_ms (when they
@@ -103,10 +127,11 @@ struct ClusterState {
 
 // Told of every change to when a timer is due, once it is committed:
 // `due_ms` is its new due time, or nullopt when it stopped being scheduled
-// (delivered, failed, cancelled, deleted). Calls for one id come in commit
-// order. A claim (the same due time) is not a change.
-using DueListener =
-    std::function<void(const std::string& id, std::optional<std::int64_t> due_ms)>;
+// (delivered, failed, cancelled, deleted); `flow` is the timer's flow. Calls
+// for one id come in commit order. A claim (the same due time) is not a
+// change.
+using DueListener = std::function<void(const std::string& id, std::optional<std::int64_t> due_ms,
+                                       const std::string& flow)>;
 
 // Thread safety: every method may be called from any thread.
 //
@@ -135,11 +160,50 @@ class TimerStore {
   virtual Result<std::optional<TimerRecord>> Get(const std::string& id) const = 0;
 
   // Due entries of the given shards with `from` <= (due_ms, id) and
-  // due_ms < to_ms, in (due_ms, id) order, at most `limit`.
-  virtual Result<std::vector<DueEntry>> ScanDue(const std::vector<int>& shards,
-                                                const DueEntry& from,
-                                                std::int64_t to_ms,
-                                                std::size_t limit) const = 0;
+  // due_ms < to_ms, in (due_ms, id) order, at most `limit`, without those
+  // of the flows in `skip` (may be null). It looks at no more than `limit`
+  // entries plus kSkipBudget skipped ones: past that it stops and says
+  // where (DueScan::resume), so a scan behind a deferred flow's backlog of
+  // millions costs a bounded time per call.
+  virtual Result<DueScan> ScanDue(const std::vector<int>& shards, const DueEntry& from,
+                                  std::int64_t to_ms, std::size_t limit,
+                                  const FlowSet* skip = nullptr) const = 0;
+  static constexpr std::size_t kSkipBudget = 100'000;
+
+  // Due entries of `flow` of the given shards with `from` <= (due_ms, id)
+  // and due_ms < to_ms, in (due_ms, id) order, at most `limit`. PostgreSQL
+  // reads a per-flow index; the embedded store walks its due index, looking
+  // at no more than kSkipBudget entries of other flows before it stops and
+  // says where (DueScan::resume).
+  virtual Result<DueScan> ScanFlowDue(const std::string& flow, const std::vector<int>& shards,
+                                      const DueEntry& from, std::int64_t to_ms,
+                                      std::size_t limit) const = 0;
+  // How many timers of `flow` (pending and delivering) of `shards` (null:
+  // all) are due before `before_ms`, counting up to `cap`. `at_least`: the
+  // real number may be larger (it reached `cap`; or the embedded store,
+  // which walks its due index, looked at 10 * cap entries of every flow
+  // first).
+  struct FlowCount {
+    std::int64_t count = 0;
+    bool at_least = false;
+  };
+  virtual Result<FlowCount> CountFlowDue(const std::string& flow, std::int64_t before_ms,
+                                         std::size_t cap,
+                                         const std::vector<int>* shards = nullptr) const = 0;
+
+  // Flow settings (server/flow/), kept as the flow layer encodes them.
+  // Changes flow `flow`'s settings atomically (against other nodes' changes
+  // too): `change` gets what is stored (nullopt: none) and returns what to
+  // store (nullopt: delete them), or an error (then nothing is written).
+  // Returns what is stored after it. Durable (fsynced, or committed) when it
+  // returns: it blocks for that, so never call it on an I/O thread.
+  // kUnavailable if it could not be written.
+  using FlowSettingsChange =
+      std::function<Result<std::optional<std::string>>(const std::optional<std::string>& stored)>;
+  virtual Result<std::optional<std::string>> UpdateFlowSettings(
+      const std::string& flow, const FlowSettingsChange& change) = 0;
+  // Every flow's stored settings, by key.
+  virtual Result<std::vector<std::pair<std::string, std::string>>> ListFlowSettings() const = 0;
 
   // Timers in `state` after `after` (from the start if nullopt): pending and
   // delivering ones by due time, the others by when they finished; of them,

@@ -17,6 +17,8 @@
 //   RFC 9110 tokens given once (any case), none reserved, values without
 //   control characters but tab) or nats (a string; only when enabled; a
 //   publishable subject);
+// - flow, if given, a string of 1..260 printable ASCII characters other
+//   than space, / ? # % " and \, not ending in :pause or :resume;
 // - retry, if given, an object of max_attempts (1..100) and backoff_ms
 //   (1..86400000), both optional integers;
 // - a payload whose numbers are finite and whose serialization fits the
@@ -24,6 +26,7 @@
 // - batches: {"timers": [...]} of 1..max_batch valid timers, ids unique;
 //   reschedules: an object of exactly one of delay_ms and fire_at_ms.
 // Taken as given: the id; fire = now + delay_ms, or max(fire_at_ms, now);
+// the flow, else the target's default flow (a valid flow key);
 // the URL (its parts re-assembled parse to the same parts) or the NATS
 // subject; the headers in order; max_attempts and backoff_ms as given, the
 // server's defaults where absent; the payload re-parsing to the value given
@@ -38,6 +41,7 @@
 #include "api/json_body.h"
 #include "api/timer_request.h"
 #include "decoder_checks.h"
+#include "timer/flow_key.h"
 #include "timer/http_url.h"
 #include "timer/target.h"
 
@@ -219,6 +223,23 @@ std::string InvalidRetry(const json::value* retry, const std::string& where) {
   return "";
 }
 
+// A flow key (docs/flows.md).
+bool IsValidFlow(std::string_view key) {
+  if (key.empty() || key.size() > 260) return false;
+  for (char c : key) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u <= 0x20 || u >= 0x7f || std::string_view("/?#%\"\\").find(c) != std::string_view::npos) {
+      return false;
+    }
+  }
+  for (std::string_view action : {":pause", ":resume"}) {
+    if (key.size() >= action.size() && key.substr(key.size() - action.size()) == action) {
+      return false;
+    }
+  }
+  return true;
+}
+
 bool AllFinite(const json::value& v) {
   if (v.is_double()) return std::isfinite(v.as_double());
   if (v.is_array()) {
@@ -239,9 +260,13 @@ std::string InvalidTimer(const json::value& body, const ApiLimits& limits, std::
   if (!body.is_object()) return where + ": not an object";
   const json::object& o = body.as_object();
   if (std::string why =
-          UnknownField(o, {"id", "delay_ms", "fire_at_ms", "payload", "target", "retry"}, where);
+          UnknownField(o, {"id", "delay_ms", "fire_at_ms", "payload", "target", "retry", "flow"},
+                       where);
       !why.empty()) {
     return why;
+  }
+  if (const json::value* flow = o.if_contains("flow")) {
+    if (!flow->is_string() || !IsValidFlow(flow->as_string())) return where + ": an invalid flow";
   }
   if (const json::value* id = o.if_contains("id")) {
     if (!id->is_string() || !IsValidId(id->as_string())) return where + ": an invalid id";
@@ -322,6 +347,13 @@ void CheckTaken(const json::value& body, const TimerSpec& spec, const ApiLimits&
   Require(spec.fire_at_ms == FireTime(o, now_ms),
           where + ": fire time " + std::to_string(spec.fire_at_ms) +
               " is not now + delay_ms or max(fire_at_ms, now)");
+
+  if (const json::value* flow = o.if_contains("flow")) {
+    Require(spec.flow == flow->as_string(), where + ": flow not taken as given");
+  } else {
+    Require(spec.flow == server::DefaultFlowKey(spec.target) && IsValidFlow(spec.flow),
+            where + ": flow \"" + spec.flow + "\" is not the target's default flow");
+  }
 
   const json::object& t = o.at("target").as_object();
   if (const json::value* nats = t.if_contains("nats")) {

@@ -440,13 +440,14 @@ class DispatchFixture {
     webhook.timeout = milliseconds(5000);
     client_ = std::make_unique<WebhookClient>(webhook);
     scheduler_ = std::make_unique<Scheduler>(*store_, clock_, SchedulerOptions{},
-                                             [this](std::vector<DueEntry> due) {
+                                             [this](std::vector<FiredTimer> due) {
                                                dispatcher_->OnFired(std::move(due));
                                              });
     dispatcher_ = std::make_unique<Dispatcher>(*store_, *scheduler_, clock_, *client_, nullptr, metrics_);
-    store_->SetDueListener([this](const std::string& id, std::optional<std::int64_t> due) {
-      scheduler_->OnDueChange(id, due);
-    });
+    store_->SetDueListener(
+        [this](const std::string& id, std::optional<std::int64_t> due, const std::string& flow) {
+          scheduler_->OnDueChange(id, due, flow);
+        });
     scheduler_->AddShards({0});
     scheduler_->Start();
     Advance(milliseconds(0));

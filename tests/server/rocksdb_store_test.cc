@@ -42,15 +42,15 @@ TEST(RocksDbStoreTest, KeepsDueIndexStateIndexAndCountsInStep) {
       moved.due_ms = 250;
       txn.Put(c, moved);
     });
-    std::vector<DueEntry> due = *store->ScanDue({0}, {0, ""}, 1000, 10);
+    std::vector<DueEntry> due = store->ScanDue({0}, {0, ""}, 1000, 10)->entries;
     ASSERT_EQ(due.size(), 3u);
     EXPECT_EQ(due[0], (DueEntry{200, "a"}));
     EXPECT_EQ(due[1], (DueEntry{200, "b"}));
     EXPECT_EQ(due[2], (DueEntry{250, "c"}));
-    EXPECT_TRUE(store->ScanDue({0}, {0, ""}, 200, 10)->empty());
+    EXPECT_TRUE(store->ScanDue({0}, {0, ""}, 200, 10)->entries.empty());
     // From a position: (200, "b") onwards.
-    EXPECT_EQ(store->ScanDue({0}, {200, "b"}, 1000, 10)->size(), 2u);
-    EXPECT_TRUE(store->ScanDue({1}, {0, ""}, 1000, 10)->empty());  // not a shard of it
+    EXPECT_EQ(store->ScanDue({0}, {200, "b"}, 1000, 10)->entries.size(), 2u);
+    EXPECT_TRUE(store->ScanDue({1}, {0, ""}, 1000, 10)->entries.empty());  // not a shard of it
     ListPage cancelled = *store->List(TimerState::kCancelled, std::nullopt, 10, 1 << 20, {});
     ASSERT_EQ(cancelled.records.size(), 1u);
     EXPECT_EQ(cancelled.records[0].id, "d");
@@ -153,7 +153,7 @@ TEST(RocksDbStoreTest, AFailedMutationWritesNothingAndItsGroupGoesOn) {
   EXPECT_TRUE(Stored(*store, "z"));
   EXPECT_EQ(store->Counts()[0], 2);
   EXPECT_EQ(store->Counts()[4], 0);
-  EXPECT_EQ(store->ScanDue({0}, {0, ""}, 1000, 10)->size(), 2u);
+  EXPECT_EQ(store->ScanDue({0}, {0, ""}, 1000, 10)->entries.size(), 2u);
 }
 
 // A record the server cannot read (a newer format) answers kCorrupt, and no
@@ -284,7 +284,8 @@ TEST(RocksDbStoreTest, TellsItsListenerOfDueChangesInCommitOrder) {
   auto store = OpenStore(dir.path());
   std::mutex mutex;
   std::vector<std::pair<std::string, std::optional<std::int64_t>>> changes;
-  store->SetDueListener([&](const std::string& id, std::optional<std::int64_t> due) {
+  store->SetDueListener([&](const std::string& id, std::optional<std::int64_t> due,
+                            const std::string&) {
     std::lock_guard lock(mutex);
     changes.emplace_back(id, due);
   });

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <mutex>
@@ -298,6 +299,116 @@ TEST(ServerClusterTest, ARollingRestartHandsShardsOverWithoutDuplicates) {
   // (2.3 s seen there with unpaced creates); the overdue sweep is 10 s.
   EXPECT_LT(t.max_late_ms, 3000) << "late beyond the hand-over";
   for (int i = 0; i < 3; ++i) EXPECT_EQ(cluster.node(i).Terminate(), 0);
+}
+
+// The most deliveries received in any window of `w_ms` (sliding over every
+// delivery, duplicates included).
+std::size_t MaxInWindow(std::vector<Delivery> ds, std::int64_t w_ms) {
+  std::sort(ds.begin(), ds.end(),
+            [](const Delivery& a, const Delivery& b) { return a.received_ms < b.received_ms; });
+  std::size_t best = 0, lo = 0;
+  for (std::size_t hi = 0; hi < ds.size(); ++hi) {
+    while (ds[hi].received_ms - ds[lo].received_ms >= w_ms) ++lo;
+    best = std::max(best, hi - lo + 1);
+  }
+  return best;
+}
+
+// Creates `n` timers of `flow` due now, through the nodes in turn (each
+// batch's timers spread over every node's shards); their ids.
+std::map<std::string, std::int64_t> CreateFlowTimers(Cluster& cluster, const std::string& url,
+                                                     const std::string& flow, int n) {
+  std::map<std::string, std::int64_t> acked;
+  for (int from = 0, node = 0; from < n; from += 100, node = (node + 1) % cluster.size()) {
+    std::string body;
+    for (int i = from; i < std::min(n, from + 100); ++i) {
+      body += (i > from ? "," : "") +
+              TimerBody(flow + "-" + std::to_string(i), 0, url, "\"flow\":\"" + flow + "\"");
+    }
+    BlockingHttpClient client(cluster.address(node), seconds(10));
+    JsonCall c = Call(client, "POST", "/v1/timers:batch", "{\"timers\":[" + body + "]}");
+    EXPECT_EQ(c.status, 201) << c.raw;
+    for (const auto& t : c.body.at("timers").as_array()) {
+      acked[std::string(t.at("id").as_string())] = t.at("fire_at_ms").as_int64();
+    }
+  }
+  return acked;
+}
+
+// A flow's rate holds for the three nodes together, not per node, and still
+// when one of them is killed while it holds part of the budget: its share
+// comes back only once its lease expired. Nothing is lost.
+TEST(ServerClusterTest, AFlowsRateHoldsAcrossTheClusterWhenANodeDiesMidThrottle) {
+  WebhookReceiver receiver(2);
+  Cluster cluster(3);
+  ASSERT_TRUE(cluster.StartAll());
+  ASSERT_TRUE(cluster.SharesSettled());
+  BlockingHttpClient admin(cluster.address(0));
+  ASSERT_EQ(Call(admin, "PUT", "/v1/flows/throttled", R"({"rate_per_s": 40, "burst": 6})").status,
+            200);
+  // In force on every node (announced at once; read again every second).
+  for (int i = 0; i < cluster.size(); ++i) {
+    BlockingHttpClient node(cluster.address(i));
+    for (int tries = 0; !Call(node, "GET", "/v1/flows/throttled").body.at("configured").as_bool();
+         ++tries) {
+      ASSERT_LT(tries, 50) << "node " << i << " did not apply the settings within a second";
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+  }
+  const auto acked = CreateFlowTimers(cluster, receiver.url(), "throttled", 360);
+  ASSERT_EQ(acked.size(), 360u);
+  std::this_thread::sleep_for(seconds(3));  // mid-throttle: about 120 sent
+  const std::size_t before_kill = receiver.count();
+  EXPECT_GT(before_kill, 40u);
+  EXPECT_LT(before_kill, 300u);
+  const std::int64_t killed_ms = WallMs();
+  cluster.node(1).Kill();
+  ASSERT_TRUE(AllDelivered(receiver, acked, seconds(90)))
+      << Check(receiver, acked).delivered << " of " << acked.size() << "\n"
+      << cluster.node(0).log() << cluster.node(2).log();
+  const Tally t = Check(receiver, acked);
+  EXPECT_EQ(t.early, 0u);
+  // Rate plus burst in any second, over every delivery the receiver saw
+  // (a timer the killed node had in flight may come twice; it counts).
+  EXPECT_LE(MaxInWindow(receiver.deliveries(), 1000), 40u + 6u) << [&] {
+    // Per 100 ms, from the first delivery (the kill at "K").
+    std::vector<Delivery> d = receiver.deliveries();
+    std::int64_t first = INT64_MAX;
+    for (const Delivery& x : d) first = std::min(first, x.received_ms);
+    std::map<std::int64_t, int> tenths;
+    for (const Delivery& x : d) ++tenths[(x.received_ms - first) / 100];
+    std::string out = "kill at " + std::to_string((killed_ms - first) / 100) + ":";
+    for (const auto& [t, n] : tenths) out += " " + std::to_string(t) + "=" + std::to_string(n);
+    return out;
+  }();
+  EXPECT_LE(MaxInWindow(receiver.deliveries(), 3000), 3 * 40u + 6u);
+  const double counted = cluster.Sum("tickwheel_duplicates_after_recovery_total") +
+                         cluster.Sum("tickwheel_attempts_unanswered_total");
+  EXPECT_LE(static_cast<double>(t.duplicates), counted) << t.duplicates << " duplicates";
+  for (int i : {0, 2}) EXPECT_EQ(cluster.node(i).Terminate(), 0) << cluster.node(i).log();
+}
+
+// A flow paused through one node is paused on every node within a second,
+// and resumed through another.
+TEST(ServerClusterTest, AFlowPausedOnOneNodeIsPausedOnAll) {
+  WebhookReceiver receiver(2);
+  Cluster cluster(3);
+  ASSERT_TRUE(cluster.StartAll());
+  ASSERT_TRUE(cluster.SharesSettled());
+  BlockingHttpClient first(cluster.address(0));
+  ASSERT_EQ(Call(first, "POST", "/v1/flows/held-everywhere:pause").status, 200);
+  std::this_thread::sleep_for(milliseconds(1500));  // every node has read it
+  const auto acked = CreateFlowTimers(cluster, receiver.url(), "held-everywhere", 300);
+  std::this_thread::sleep_for(seconds(2));
+  EXPECT_EQ(receiver.count(), 0u);
+  BlockingHttpClient last(cluster.address(2));
+  JsonCall flow = Call(last, "GET", "/v1/flows/held-everywhere");
+  EXPECT_TRUE(flow.body.at("paused").as_bool()) << flow.raw;
+  EXPECT_EQ(flow.body.at("due").as_int64(), 300) << flow.raw;
+  ASSERT_EQ(Call(last, "POST", "/v1/flows/held-everywhere:resume").status, 200);
+  ASSERT_TRUE(AllDelivered(receiver, acked, seconds(30)));
+  EXPECT_EQ(Check(receiver, acked).duplicates, 0u);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(cluster.node(i).Terminate(), 0) << cluster.node(i).log();
 }
 
 // PostgreSQL down: writes answer 503 store_unavailable (never a false 201),

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -69,6 +70,20 @@ inline double Metric(server::BlockingHttpClient& client, const std::string& name
   std::size_t at = text.find(key);
   if (at == std::string::npos) return -1;
   return std::stod(text.substr(at + key.size()));
+}
+
+// The metric once it reads `want`, or its last reading when `within` ran
+// out: for a value the server updates just after the event a test waits
+// for (an attempt's outcome is recorded after the receiver answered).
+inline double MetricSettlesTo(server::BlockingHttpClient& client, const std::string& name,
+                              double want, std::chrono::milliseconds within) {
+  const auto deadline = std::chrono::steady_clock::now() + within;
+  double value = Metric(client, name);
+  while (value != want && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    value = Metric(client, name);
+  }
+  return value;
 }
 
 // {"id", "delay_ms", "target": {"url"}} with optional extras (a JSON object

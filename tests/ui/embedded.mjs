@@ -169,6 +169,61 @@ await steps([
     assert.equal(await state(id('other')), 'failed', 'the filter left the other dead letter alone');
   }],
 
+  ['flows: listed with their last minute; an admin sets limits, pauses, resumes and resets', async () => {
+    const flow = id('ui-flow');
+    const row = () => page.getByRole('row').filter({ hasText: flow });
+    for (let i = 0; i < 3; i += 1) {
+      assert.equal((await create(id(`flowed${i}`), 300, '/ok', { flow })).status, 201);
+    }
+    await until('the flow\'s timers delivered', async () => (await state(id('flowed2'))) === 'delivered');
+    await page.goto(`${server}/ui/#/flows`);
+    await page.getByRole('heading', { name: 'Flows' }).waitFor();
+    // Columns: flow, limits, state, due, in flight, sent, delivered, throttled.
+    const cell = (n) => row().getByRole('cell').nth(n).textContent();
+    await until('the flow listed with 3 delivered', async () =>
+      (await row().count()) === 1 && (await cell(6)) === '3');
+    assert.match(await cell(0), /defaults/);
+    assert.equal(await cell(1), 'no limit');
+    assert.equal(await cell(2), 'sending');
+    await row().getByRole('button', { name: `Set the limits of ${flow}` }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByLabel('Rate (attempts a second)').fill('5');
+    await dialog.getByLabel('Max in flight').fill('2');
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await row().getByText('5/s (burst 1), 2 at once').waitFor();
+    const stored = (await call('GET', `/v1/flows/${flow}`, undefined, admin)).body;
+    assert.equal(stored.settings.rate_per_s, 5);
+    assert.equal(stored.max_in_flight, 2);
+    await row().getByRole('button', { name: `Pause ${flow}` }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Pause' }).click();
+    await row().getByText('paused').waitFor();
+    for (let i = 0; i < 2; i += 1) {
+      assert.equal((await create(id(`held${i}`), 0, '/ok', { flow })).status, 201);
+    }
+    await until('the held timers counted as due', async () => (await cell(3)) === '2');
+    assert.equal(await state(id('held0')), 'pending');
+    await shot(page, 'flows');
+    await row().getByRole('button', { name: `Resume ${flow}` }).click();
+    await until('the held timers delivered after the resume', async () =>
+      (await state(id('held0'))) === 'delivered' && (await state(id('held1'))) === 'delivered');
+    await row().getByRole('button', { name: `Reset ${flow} to the defaults` }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Reset' }).click();
+    await row().getByText('no limit').waitFor();
+    assert.equal((await call('GET', `/v1/flows/${flow}`, undefined, admin)).body.configured, false);
+  }],
+
+  ['flows: a bad limit is refused in the form, naming it', async () => {
+    await page.goto(`${server}/ui/#/flows`);
+    await page.getByRole('button', { name: 'Set a flow…' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByLabel('Flow', { exact: true }).fill(id('ui-bad'));
+    await dialog.getByLabel('Rate (attempts a second)').fill('-3');
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await dialog.getByText('The rate must be a number above 0').waitFor();
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    assert.equal((await call('GET', `/v1/flows/${id('ui-bad')}`, undefined, admin)).body.configured, false);
+  }],
+
   ['a read token gets a read-only console, and the server refuses its writes', async () => {
     const ro = await newPage(context); // a new tab: its own sessionStorage
     await signIn(ro, read);
@@ -191,6 +246,10 @@ await steps([
     assert.equal(await state(id('other')), 'failed');
     const bulk = await call('POST', '/v1/timers:delete-failed', {}, read);
     assert.equal(bulk.status, 403);
+    await ro.goto(`${server}/ui/#/flows`);
+    await ro.getByRole('heading', { name: 'Flows' }).waitFor();
+    assert.equal(await ro.getByRole('button', { name: /Pause|Resume|Set|Reset/ }).count(), 0);
+    assert.equal((await call('PUT', `/v1/flows/${id('ui-flow')}`, { rate_per_s: 1 }, read)).status, 403);
     await ro.close();
   }],
 

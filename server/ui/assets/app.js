@@ -11,12 +11,14 @@ import * as timers from './views/timers.js';
 import * as timer from './views/timer.js';
 import * as deadLetters from './views/dead_letters.js';
 import * as cluster from './views/cluster.js';
+import * as flows from './views/flows.js';
 
 const ROUTES = [
   { pattern: /^\/?$/, nav: 'overview', view: overview },
   { pattern: /^\/timers$/, nav: 'timers', view: timers },
   { pattern: /^\/timer\/(.+)$/, nav: 'timers', view: timer },
   { pattern: /^\/dead-letters$/, nav: 'dead-letters', view: deadLetters },
+  { pattern: /^\/flows$/, nav: 'flows', view: flows },
   { pattern: /^\/cluster$/, nav: 'cluster', view: cluster },
 ];
 

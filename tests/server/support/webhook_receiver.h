@@ -78,6 +78,10 @@ class WebhookReceiver {
   bool WaitFor(std::size_t n, std::chrono::milliseconds patience);
   std::vector<Delivery> deliveries() const;
   std::size_t count() const;
+  // Requests being handled now (read, their answer not yet begun), and the
+  // most ever at once: the concurrency the receiver sees.
+  std::size_t in_progress() const;
+  std::size_t max_in_progress() const;
   // Connections open now, and the most ever open at once.
   std::size_t connections() const;
   std::size_t max_connections() const;
