@@ -1143,7 +1143,7 @@ TEST_F(CacheAllocTest, TimerThreadOutOfMemoryFreesEveryEntryInTheEnd) {
 
 // The report thread runs out of memory inside `report` (which allocates,
 // as building a log line does; the report thread itself allocates
-// nothing): what `report` threw is counted (CacheStats::callback_errors)
+// nothing): what `report` threw is counted (Cache::callback_errors())
 // and handed to on_error, the thread goes on, and every later interval is
 // reported. (Before: std::terminate.)
 TEST_F(CacheAllocTest, ReportThreadOutOfMemoryIsCountedAndReportingGoesOn) {
@@ -1194,7 +1194,7 @@ TEST_F(CacheAllocTest, ReportThreadOutOfMemoryIsCountedAndReportingGoesOn) {
       EXPECT_EQ(calls.load(), before + 2);  // reporting goes on
       EXPECT_EQ(completed.load(), calls.load() - k);
       EXPECT_EQ(bad_allocs.load(), k);
-      EXPECT_EQ(cache_->stats().callback_errors, static_cast<std::uint64_t>(k));
+      EXPECT_EQ(cache_->callback_errors(), static_cast<std::uint64_t>(k));
       EXPECT_THAT(cache_->Get(1), ::testing::Optional(::testing::Field(
                                       &Tracked::value, 1)));
       cache_.reset();

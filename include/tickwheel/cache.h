@@ -36,15 +36,16 @@ namespace tickwheel {
 
 // Counters of a Cache. Every Get and Take counts one hit (a live entry was
 // there) or one miss; an eviction is an entry dropped for the LRU limit, an
-// expiration one dropped because its TTL ran out. A callback error is a
-// call of CacheOptions::report that threw (it was handed to on_error).
+// expiration one dropped because its TTL ran out. (A call of
+// CacheOptions::report that threw is counted by Cache::callback_errors(),
+// not here: CacheStats keeps these five fields, so a structured binding of
+// them written against earlier versions still compiles.)
 struct CacheStats {
   std::uint64_t hits = 0;
   std::uint64_t misses = 0;
   std::uint64_t evictions = 0;
   std::uint64_t expirations = 0;
   std::size_t size = 0;  // entries held when the snapshot was taken
-  std::uint64_t callback_errors = 0;
 
   // hits / (hits + misses), or 0 with no lookups.
   double hit_ratio() const {
@@ -78,7 +79,7 @@ struct CacheOptions {
   // With a positive interval, `report` is called every interval, on a
   // thread of the cache, with the counts of that interval (size: now).
   // An empty `report` writes one line to stderr naming `name`. `report`
-  // may throw: what it throws is counted (CacheStats::callback_errors) and
+  // may throw: what it throws is counted (Cache::callback_errors()) and
   // goes to on_error, and the next interval is reported as usual (with that
   // interval's counts).
   Duration report_interval = Duration::zero();
@@ -109,12 +110,13 @@ struct CacheOptions {
 //
 // Failures: Set and Take either store the entry or throw (std::bad_alloc)
 // having changed nothing (Take's waiters get the same exception); Get, Del,
-// size and stats allocate nothing (Get may throw what V's copy throws). A
-// `fetch` that throws reaches every waiting Take and nothing is cached; a
-// `report` that throws is counted (CacheStats::callback_errors), handed to
-// on_error, and reporting goes on. Out of memory, the timer thread reports
-// the std::bad_alloc on stderr and tries again max(resolution, 1 ms) later;
-// an expired entry is never returned meanwhile.
+// size, stats and callback_errors allocate nothing (Get may throw what V's
+// copy throws). A `fetch` that throws reaches every waiting Take and
+// nothing is cached; a `report` that throws is counted (callback_errors),
+// handed to on_error, and reporting goes on. Out of memory, the timer
+// thread reports the std::bad_alloc on stderr and tries again
+// max(resolution, 1 ms) later; an expired entry is never returned
+// meanwhile.
 //
 // Thread safety: every method may be called from any thread; `fetch` may
 // call the cache (but not Take the key it is fetching).
@@ -170,6 +172,13 @@ class Cache {
 
   // Entries held, including expired ones whose timer has not yet run.
   std::size_t size() const;
+
+  // Calls of CacheOptions::report that threw, since construction. Each is
+  // counted before it is handed to on_error, so on_error sees itself
+  // counted. Never throws.
+  std::uint64_t callback_errors() const {
+    return report_errors_.load(std::memory_order_relaxed);
+  }
 
  private:
   static constexpr const char* kWho = "Cache";
@@ -437,7 +446,6 @@ CacheStats Cache<K, V, Hash, KeyEqual>::stats() const {
     total.expirations += counts.expirations;
     total.size += shard.state.map.size();
   }
-  total.callback_errors = report_errors_.load(std::memory_order_relaxed);
   return total;
 }
 
@@ -588,15 +596,14 @@ void Cache<K, V, Hash, KeyEqual>::Report() {
   interval.misses -= reported_.misses;
   interval.evictions -= reported_.evictions;
   interval.expirations -= reported_.expirations;
-  interval.callback_errors -= reported_.callback_errors;
   reported_ = now;
   if (report_) {
     try {
       report_(interval);
     } catch (...) {
       // Counted and reported like the runtime's other callbacks (counted
-      // first: on_error sees itself in stats()); the next interval is
-      // reported as usual.
+      // first: on_error sees itself in callback_errors()); the next
+      // interval is reported as usual.
       report_errors_.fetch_add(1, std::memory_order_relaxed);
       internal::ReportError(kWho, on_error_, std::current_exception());
     }
