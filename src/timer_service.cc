@@ -84,6 +84,8 @@ class TimerService::Impl {
 
   void Stop() { runtime_.Stop(); }
 
+  std::uint64_t callback_errors() const { return runtime_.callback_errors(); }
+
   TimePoint DeadlineAfter(Duration delay) const {
     return runtime_.DeadlineAfter(delay);
   }
@@ -116,8 +118,8 @@ class TimerService::Impl {
 
   // A worker runs the timer `id` names, if it is still queued. The
   // callback is destroyed here, after its run, under no lock; what it
-  // throws goes to the pool, which reports it. A repeat is re-armed after
-  // its run, also when it threw.
+  // throws goes to the pool, which counts and reports it. A repeat is
+  // re-armed after its run, also when it threw.
   void Run(TimerId id) {
     Shard& shard = ShardOf(id);
     Callback fn;
@@ -195,6 +197,10 @@ bool TimerService::Reschedule(TimerId id, Duration delay) {
 }
 
 std::size_t TimerService::size() const { return impl_->size(); }
+
+std::uint64_t TimerService::callback_errors() const {
+  return impl_->callback_errors();
+}
 
 void TimerService::Stop() { impl_->Stop(); }
 

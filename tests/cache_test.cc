@@ -318,6 +318,25 @@ TEST_F(CacheTest, StatsCountHitsMissesEvictionsAndExpirations) {
   EXPECT_DOUBLE_EQ(stats.hit_ratio(), 0.4);
 }
 
+// CacheStats keeps the five fields it had in 0.2.0 (issue 17: code written
+// against the headers must still compile), so this binding of them
+// compiles: a field added to CacheStats breaks the build here.
+TEST_F(CacheTest, StatsBindToTheirFiveNames) {
+  Cache<int, int> cache(seconds(10),
+                        {.limit = 1, .jitter = 0.0, .clock = &clock_});
+  cache.Set(1, 1);
+  cache.Get(1);                 // hit
+  cache.Set(2, 2);              // evicts 1
+  cache.Get(1);                 // miss
+  clock_.Advance(seconds(11));  // 2 expires and its timer frees it
+  auto [hits, misses, evictions, expirations, size] = cache.stats();
+  EXPECT_EQ(hits, 1u);
+  EXPECT_EQ(misses, 1u);
+  EXPECT_EQ(evictions, 1u);
+  EXPECT_EQ(expirations, 1u);
+  EXPECT_EQ(size, 0u);
+}
+
 TEST_F(CacheTest, ReportsEachIntervalsCounts) {
   std::vector<CacheStats> reports;  // written by the report thread only
   Cache<int, int> cache(
@@ -351,12 +370,16 @@ TEST_F(CacheTest, DefaultReportIsALineOnStderr) {
   EXPECT_THAT(err, HasSubstr("lookups 1, hit ratio 0.0%"));
 }
 
-// A `report` that throws: what it threw goes to on_error, on the report
-// thread, and the cache goes on, reporting every later interval with that
-// interval's counts (CacheOptions::on_error). Before: std::terminate.
+// A `report` that throws: what it threw is counted (callback_errors(),
+// before on_error sees it) and goes to on_error, on the report thread, and
+// the cache goes on, reporting every later interval with that interval's
+// counts (CacheOptions::on_error). Before: std::terminate.
 TEST_F(CacheTest, AThrowingReportGoesToOnErrorAndReportingGoesOn) {
   std::vector<CacheStats> reports;    // written by the report thread only
   std::vector<std::string> errors;    // likewise
+  std::vector<std::uint64_t> counted;  // likewise: in on_error
+  std::vector<std::uint64_t> seen;     // likewise: in each report
+  Cache<int, int>* self = nullptr;     // set before the first report
   Cache<int, int> cache(
       hours(1),
       {.clock = &clock_,
@@ -364,29 +387,39 @@ TEST_F(CacheTest, AThrowingReportGoesToOnErrorAndReportingGoesOn) {
        .report =
            [&](const CacheStats& s) {
              reports.push_back(s);
+             seen.push_back(self->callback_errors());
              if (reports.size() == 1) throw std::runtime_error("report down");
            },
        .on_error =
            [&](std::exception_ptr e) {
+             counted.push_back(self->callback_errors());
              try {
                std::rethrow_exception(e);
              } catch (const std::exception& what) {
                errors.push_back(what.what());
              }
            }});
+  self = &cache;
+  EXPECT_EQ(cache.callback_errors(), 0u);
   cache.Set(1, 1);
   cache.Get(1);
   clock_.Advance(minutes(1));  // returns after the report ran (and threw)
   EXPECT_EQ(errors, std::vector<std::string>{"report down"});
+  EXPECT_EQ(counted, std::vector<std::uint64_t>{1});
+  EXPECT_EQ(cache.callback_errors(), 1u);
   cache.Get(1);
   cache.Get(1);
   cache.Get(2);
   clock_.Advance(minutes(1));
-  ASSERT_EQ(reports.size(), 2u);
+  clock_.Advance(minutes(1));
+  ASSERT_EQ(reports.size(), 3u);
   EXPECT_EQ(reports[0].hits, 1u);
   EXPECT_EQ(reports[1].hits, 2u);  // the second interval's own counts
   EXPECT_EQ(reports[1].misses, 1u);
+  // Since construction: the first report's throw, from the second on.
+  EXPECT_EQ(seen, (std::vector<std::uint64_t>{0, 1, 1}));
   EXPECT_EQ(errors.size(), 1u);
+  EXPECT_EQ(cache.callback_errors(), 1u);
   EXPECT_THAT(cache.Get(1), Optional(1));
 }
 
@@ -416,6 +449,7 @@ TEST_F(CacheTest, AThrowingReportWithoutOnErrorIsALineOnStderr) {
                      .on_error = on_error});
       clock_.Advance(minutes(1));
       clock_.Advance(minutes(1));
+      EXPECT_EQ(cache.callback_errors(), 2u);  // counted all the same
     }
     const std::string err = ::testing::internal::GetCapturedStderr();
     EXPECT_EQ(reports.load(), 2);

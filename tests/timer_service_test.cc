@@ -400,6 +400,59 @@ TEST_F(TimerServiceTest, ThrowingCallbacksAreReportedAndRepeatsGoOn) {
   EXPECT_THAT(Runs(), ElementsAre(Ran{"tick", 100}, Ran{"tick", 200},
                                   Ran{"tick", 300}));
   EXPECT_EQ(errors.load(), 4);
+  EXPECT_EQ(service_->callback_errors(), 4u);
+}
+
+// Every run that throws is counted, before on_error sees it (so a handler
+// that reads the count finds its own error in it), also without on_error
+// (the message goes to stderr); runs that return are not counted; and the
+// service goes on.
+TEST_F(TimerServiceTest, ThrowingCallbacksAreCountedBeforeTheyAreReported) {
+  for (const bool with_on_error : {true, false}) {
+    SCOPED_TRACE(with_on_error ? "with on_error" : "stderr");
+    std::vector<std::uint64_t> seen;  // on the single worker only
+    std::function<void(std::exception_ptr)> on_error;
+    if (with_on_error) {
+      on_error = [&](std::exception_ptr) {
+        seen.push_back(service_->callback_errors());
+      };
+    }
+    Make(1, on_error);
+    const std::size_t logged = log_.size();
+    const TimePoint t0 = clock_.Now();
+    EXPECT_EQ(service_->callback_errors(), 0u);
+    service_->Every(milliseconds(100), [this] {
+      log_.Record("tick");
+      throw std::runtime_error("repeat down");
+    });
+    service_->After(milliseconds(150), [] { throw 7; });  // not std::exception
+    service_->After(milliseconds(250), Log("fine"));  // runs at 300 ms
+    ::testing::internal::CaptureStderr();
+    Advance(milliseconds(100));
+    EXPECT_EQ(service_->callback_errors(), 1u);
+    Advance(milliseconds(100));
+    EXPECT_EQ(service_->callback_errors(), 3u);
+    Advance(milliseconds(100));
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_EQ(service_->callback_errors(), 4u);
+    if (with_on_error) {
+      EXPECT_THAT(seen, ElementsAre(1u, 2u, 3u, 4u));
+      EXPECT_THAT(err, IsEmpty());
+    } else {
+      EXPECT_THAT(err, ::testing::HasSubstr("repeat down"));
+      EXPECT_THAT(err, ::testing::HasSubstr("a non-standard exception"));
+    }
+    service_.reset();
+    std::vector<std::pair<std::string, long>> runs;
+    const auto events = log_.events();
+    for (std::size_t i = logged; i < events.size(); ++i) {
+      runs.emplace_back(events[i].event,
+                        std::chrono::duration_cast<milliseconds>(
+                            events[i].at - t0).count());
+    }
+    EXPECT_THAT(runs, ElementsAre(Ran{"tick", 100}, Ran{"tick", 200},
+                                  Ran{"fine", 300}, Ran{"tick", 300}));
+  }
 }
 
 TEST_F(TimerServiceTest, StopDiscardsWhatHasNotStartedAndLaterCallsFail) {

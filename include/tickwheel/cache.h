@@ -6,6 +6,7 @@
 #define TICKWHEEL_CACHE_H_
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -35,7 +36,10 @@ namespace tickwheel {
 
 // Counters of a Cache. Every Get and Take counts one hit (a live entry was
 // there) or one miss; an eviction is an entry dropped for the LRU limit, an
-// expiration one dropped because its TTL ran out.
+// expiration one dropped because its TTL ran out. (A call of
+// CacheOptions::report that threw is counted by Cache::callback_errors(),
+// not here: CacheStats keeps these five fields, so a structured binding of
+// them written against earlier versions still compiles.)
 struct CacheStats {
   std::uint64_t hits = 0;
   std::uint64_t misses = 0;
@@ -75,8 +79,9 @@ struct CacheOptions {
   // With a positive interval, `report` is called every interval, on a
   // thread of the cache, with the counts of that interval (size: now).
   // An empty `report` writes one line to stderr naming `name`. `report`
-  // may throw: what it throws goes to on_error, and the next interval is
-  // reported as usual (with that interval's counts).
+  // may throw: what it throws is counted (Cache::callback_errors()) and
+  // goes to on_error, and the next interval is reported as usual (with that
+  // interval's counts).
   Duration report_interval = Duration::zero();
   std::function<void(const CacheStats&)> report = nullptr;
   std::string name = "cache";
@@ -105,11 +110,12 @@ struct CacheOptions {
 //
 // Failures: Set and Take either store the entry or throw (std::bad_alloc)
 // having changed nothing (Take's waiters get the same exception); Get, Del,
-// size and stats allocate nothing (Get may throw what V's copy throws). A
-// `fetch` that throws reaches every waiting Take and nothing is cached; a
-// `report` that throws is handed to on_error and reporting goes on. Out of
-// memory, the timer thread reports the std::bad_alloc on stderr and tries
-// again max(resolution, 1 ms) later; an expired entry is never returned
+// size, stats and callback_errors allocate nothing (Get may throw what V's
+// copy throws). A `fetch` that throws reaches every waiting Take and
+// nothing is cached; a `report` that throws is counted (callback_errors),
+// handed to on_error, and reporting goes on. Out of memory, the timer
+// thread reports the std::bad_alloc on stderr and tries again
+// max(resolution, 1 ms) later; an expired entry is never returned
 // meanwhile.
 //
 // Thread safety: every method may be called from any thread; `fetch` may
@@ -166,6 +172,13 @@ class Cache {
 
   // Entries held, including expired ones whose timer has not yet run.
   std::size_t size() const;
+
+  // Calls of CacheOptions::report that threw, since construction. Each is
+  // counted before it is handed to on_error, so on_error sees itself
+  // counted. Never throws.
+  std::uint64_t callback_errors() const {
+    return report_errors_.load(std::memory_order_relaxed);
+  }
 
  private:
   static constexpr const char* kWho = "Cache";
@@ -255,6 +268,7 @@ class Cache {
   const std::function<void(const CacheStats&)> report_;
   const std::function<void(std::exception_ptr)> on_error_;
   CacheStats reported_;  // the totals at the previous report; report thread
+  std::atomic<std::uint64_t> report_errors_{0};  // `report` calls that threw
   Runtime runtime_;
   std::unique_ptr<internal::PeriodicThread> reporter_;  // last
 };
@@ -587,8 +601,10 @@ void Cache<K, V, Hash, KeyEqual>::Report() {
     try {
       report_(interval);
     } catch (...) {
-      // Reported like the runtime's other callbacks; the next interval is
-      // reported as usual.
+      // Counted and reported like the runtime's other callbacks (counted
+      // first: on_error sees itself in callback_errors()); the next
+      // interval is reported as usual.
+      report_errors_.fetch_add(1, std::memory_order_relaxed);
       internal::ReportError(kWho, on_error_, std::current_exception());
     }
     return;

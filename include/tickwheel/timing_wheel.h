@@ -37,7 +37,8 @@ struct TimingWheelOptions {
   // must outlive the wheel.
   Clock* clock = nullptr;
   // Called on the worker thread with what `execute` threw; must not throw.
-  // Empty: the message goes to stderr. Either way the wheel goes on.
+  // Empty: the message goes to stderr. Either way the wheel goes on, and
+  // callback_errors() counts it.
   std::function<void(std::exception_ptr)> on_error;
 };
 
@@ -72,9 +73,10 @@ struct TimingWheelOptions {
 // call that throws has made each key's call entirely or not at all (which
 // ones is unspecified, `results` too), and every call it made wakes the
 // timer thread as it should. Drain out of memory takes nothing. An
-// `execute` that throws is reported to on_error and the wheel goes on. Out
-// of memory, the timer thread reports the std::bad_alloc to on_error and
-// tries again max(interval, 1 ms) later: no key is lost or fired twice.
+// `execute` that throws is counted (callback_errors), reported to on_error,
+// and the wheel goes on. Out of memory, the timer thread reports the
+// std::bad_alloc to on_error (not counted as a callback error) and tries
+// again max(interval, 1 ms) later: no key is lost or fired twice.
 //
 // Thread safety: all methods may be called from any thread, including from
 // inside `execute` (it runs under no lock of the wheel).
@@ -154,6 +156,11 @@ class TimingWheel {
 
   // Pending timers (0 once stopped).
   std::size_t size() const;
+
+  // Calls of `execute` that threw, since construction. Each is counted
+  // before it is handed to on_error. (What Drain's `fn` throws reaches
+  // Drain's caller and is not counted.) Never throws.
+  std::uint64_t callback_errors() const { return runtime_.callback_errors(); }
 
  private:
   static_assert(std::is_nothrow_move_constructible_v<Key> &&

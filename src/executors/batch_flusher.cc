@@ -194,7 +194,7 @@ void BatchFlusher::RunBatch(BatchJob& job, std::uint64_t seq) {
     try {
       job();
     } catch (...) {
-      ReportError(name_, on_error_, std::current_exception());
+      BatchThrew(std::current_exception());
     }
     job = BatchJob();  // the tasks are destroyed before the batch finishes
   }
@@ -257,9 +257,14 @@ bool BatchFlusher::RunLeftNow() noexcept {
   try {
     return run_left_();
   } catch (...) {
-    ReportError(name_, on_error_, std::current_exception());
+    BatchThrew(std::current_exception());
     return true;  // it ran a batch, which threw
   }
+}
+
+void BatchFlusher::BatchThrew(std::exception_ptr error) noexcept {
+  callback_errors_.fetch_add(1, std::memory_order_relaxed);
+  ReportError(name_, on_error_, error);
 }
 
 void BatchFlusher::ThrowIfInsideBatch(const char* method) const {

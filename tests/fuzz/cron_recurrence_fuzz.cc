@@ -36,7 +36,7 @@ namespace {
 
 using server::DstGap;
 using server::DstOverlap;
-namespace internal = server::internal;
+namespace recurrence_internal = server::recurrence_internal;
 
 const char* const kZones[] = {"UTC",           "Europe/Berlin",       "America/New_York",
                               "Australia/Lord_Howe", "Asia/Tokyo", "Pacific/Chatham",

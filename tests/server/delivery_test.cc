@@ -567,6 +567,40 @@ TEST(DispatcherTest, AClaimTheStoreCouldNotWriteIsTriedAgainAfterAPause) {
   EXPECT_EQ(f.receiver_.count(), 1u);
 }
 
+// "The dispatcher re-checks the wall clock when it claims the timer"
+// (docs/server.md): a timer is armed on the steady clock for when the wall
+// clock should reach its due time; then the wall clock is stepped back
+// 500 ms. When the steady clock gets there, the claim finds the wall clock
+// short of the due time and the timer waits for it: it is sent once the
+// wall clock reaches due, not 500 ms early, and once.
+TEST(DispatcherTest, AWallClockSteppedBackHoldsTheTimerUntilItsDueTime) {
+  DispatchFixture f;
+  std::atomic<std::int64_t> sent_at_wall_ms{0};
+  f.receiver_.SetResponder([&](const testing::Delivery&) {
+    std::int64_t none = 0;
+    sent_at_wall_ms.compare_exchange_strong(none, f.clock_.WallMs());
+    return Reply{};
+  });
+  const std::int64_t due = kStart + 1000;
+  f.Create("t", due);
+  f.Advance(milliseconds(100));  // loaded and armed for steady +1000 ms
+  f.clock_.StepWall(-500);
+  f.Advance(milliseconds(950));  // the arming is passed; the wall clock reads due - 450
+  ASSERT_TRUE(Eventually([&] { return f.dispatcher_->in_flight() == 0; }));
+  EXPECT_EQ(f.receiver_.count(), 0u) << "sent with the wall clock " << due - sent_at_wall_ms.load()
+                                     << " ms before its due time";
+  EXPECT_EQ(f.StateOf("t"), TimerState::kPending);
+  f.Advance(milliseconds(400));  // wall clock: due - 50
+  ASSERT_TRUE(Eventually([&] { return f.dispatcher_->in_flight() == 0; }));
+  EXPECT_EQ(f.receiver_.count(), 0u);
+  f.Advance(milliseconds(60));  // wall clock: due + 10
+  ASSERT_TRUE(f.receiver_.WaitFor(1, milliseconds(10'000)));
+  ASSERT_TRUE(Eventually([&] { return f.dispatcher_->in_flight() == 0; }));
+  EXPECT_GE(sent_at_wall_ms.load(), due);
+  EXPECT_EQ(f.StateOf("t"), TimerState::kDelivered);
+  EXPECT_EQ(f.receiver_.count(), 1u);
+}
+
 // Attempts given up because the server stops (the drain timed out) write
 // nothing: a timer on its last attempt stays `delivering`, for the next
 // start to fire, instead of becoming a dead letter that was never sent.

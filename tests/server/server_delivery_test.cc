@@ -74,8 +74,17 @@ TEST_F(ServerDeliveryTest, DeliversEveryTimerOnceOnTimeAndNeverEarly) {
     lateness.push_back(d.received_ms - d.fire_at_ms);
   }
   std::sort(lateness.begin(), lateness.end());
-  // Generous: the machine is shared. The benchmark measures the real p99.
-  EXPECT_LT(lateness[lateness.size() * 99 / 100], 1000);
+  const std::int64_t p50 = lateness[lateness.size() / 2];
+  const std::int64_t p99 = lateness[lateness.size() * 99 / 100];
+  std::printf("lateness at the receiver: p50 %lld ms, p99 %lld ms, max %lld ms\n",
+              static_cast<long long>(p50), static_cast<long long>(p99),
+              static_cast<long long>(lateness.back()));
+  // The median holds on a loaded machine (docs/performance.md measures
+  // 1 ms at 2,000/s; this run sees 1 ms with a load of 4-5 on 2 cores):
+  // ten times that fails. The tail is the machine's: the benchmark measures
+  // the real p99.
+  EXPECT_LT(p50, 10);
+  EXPECT_LT(p99, 1000);
   // The receiver answered; the server writes the outcome right after.
   for (int i = 0; i < 3000 && Metric(*client_, "tickwheel_timers_delivered_total") < kTimers; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));

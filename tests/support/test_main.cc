@@ -12,6 +12,13 @@
 // (its default SKIP_REGULAR_EXPRESSION would report a skip whatever the
 // exit code); an allowed skip stays "[  SKIPPED ]", which CTest reports as
 // Skipped.
+//
+// A run in which no test ran at all (a --gtest_filter that matches nothing:
+// a test renamed or removed since CTest discovered it, a typo in a filter)
+// fails with exit code 1, since GoogleTest itself reports it as passing;
+// unless TICKWHEEL_ALLOW_NO_TESTS is set (to anything but 0), for a run that
+// selects nothing on purpose. Listing the tests (--gtest_list_tests, which
+// gtest_discover_tests runs) is not a run.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -135,6 +142,19 @@ class SkipJudge : public testing::EmptyTestEventListener {
 
 int main(int argc, char** argv) {
   testing::InitGoogleTest(&argc, argv);
-  testing::UnitTest::GetInstance()->listeners().Append(new SkipJudge(TICKWHEEL_ALLOWED_SKIPS));
-  return RUN_ALL_TESTS();
+  testing::UnitTest& unit = *testing::UnitTest::GetInstance();
+  unit.listeners().Append(new SkipJudge(TICKWHEEL_ALLOWED_SKIPS));
+  const int status = RUN_ALL_TESTS();
+  if (status != 0 || GTEST_FLAG_GET(list_tests) || unit.test_to_run_count() > 0) return status;
+  const std::string filter = GTEST_FLAG_GET(filter);
+  if (IsSet("TICKWHEEL_ALLOW_NO_TESTS")) {
+    std::printf("No test ran (filter \"%s\"), allowed while TICKWHEEL_ALLOW_NO_TESTS is set\n",
+                filter.c_str());
+    return 0;
+  }
+  std::fprintf(stderr,
+               "[  FAILED  ] No test ran: the filter \"%s\" selects no test of %s. A run that "
+               "runs nothing fails (TICKWHEEL_ALLOW_NO_TESTS=1 allows it).\n",
+               filter.c_str(), argc > 0 ? argv[0] : "this executable");
+  return 1;
 }

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <utility>
@@ -81,6 +82,9 @@ class BulkExecutor {
   void Wait() { executor_.Wait(); }
 
   bool flusher_running() const { return executor_.flusher_running(); }
+  // Calls of `execute` that threw (each reported to on_error), since
+  // construction.
+  std::uint64_t callback_errors() const { return executor_.callback_errors(); }
 
  private:
   static constexpr const char* kName = "BulkExecutor";

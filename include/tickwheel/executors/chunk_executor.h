@@ -75,6 +75,9 @@ class ChunkExecutor {
   void Wait() { executor_.Wait(); }
 
   bool flusher_running() const { return executor_.flusher_running(); }
+  // Calls of `execute` that threw (each reported to on_error), since
+  // construction.
+  std::uint64_t callback_errors() const { return executor_.callback_errors(); }
 
  private:
   static constexpr const char* kName = "ChunkExecutor";

@@ -5,6 +5,7 @@
 #define TICKWHEEL_EXECUTORS_PERIODICAL_EXECUTOR_H_
 
 #include <concepts>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <optional>
@@ -48,7 +49,8 @@ struct PeriodicalExecutorOptions {
   // the executor.
   Clock* clock = nullptr;
   // Receives the exception of a batch that threw, on the thread that ran the
-  // batch. Empty: one line on stderr. Either way the executor goes on.
+  // batch. Empty: one line on stderr. Either way the executor goes on, and
+  // callback_errors() counts it.
   std::function<void(std::exception_ptr)> on_error = nullptr;
   // false (the default): batches run one at a time, in the order their tasks
   // were added, even when Flush runs one on the caller's thread.
@@ -70,10 +72,10 @@ struct PeriodicalExecutorOptions {
 //
 // Guarantees: every added task is executed exactly once, including the tasks
 // still buffered when the executor is destroyed; Wait returns only after
-// every task added before it was executed; a batch that throws is reported
-// to `on_error` and the executor goes on; batches do not overlap unless
-// `concurrent_batches`. Nothing global refers to an executor: destroying it
-// frees everything.
+// every task added before it was executed; a batch that throws is counted
+// (callback_errors), reported to `on_error`, and the executor goes on;
+// batches do not overlap unless `concurrent_batches`. Nothing global refers
+// to an executor: destroying it frees everything.
 //
 // Locks: AddTask, RemoveAll and Sync's function run under the executor's
 // lock; nothing else of the user's does (Execute, on_error, and the
@@ -163,6 +165,10 @@ class PeriodicalExecutor {
   // Whether the background flusher thread exists now (for monitoring and
   // tests).
   bool flusher_running() const { return flusher_.flusher_running(); }
+
+  // Batches whose Execute threw, since construction; each is counted
+  // before it is handed to on_error. Never throws.
+  std::uint64_t callback_errors() const { return flusher_.callback_errors(); }
 
  private:
   // The flusher calls this under its lock. The job it returns runs under no

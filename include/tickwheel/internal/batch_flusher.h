@@ -4,6 +4,7 @@
 #ifndef TICKWHEEL_INTERNAL_BATCH_FLUSHER_H_
 #define TICKWHEEL_INTERNAL_BATCH_FLUSHER_H_
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <exception>
@@ -28,7 +29,7 @@ namespace tickwheel::internal {
 // Unless `concurrent_batches`, a batch starts only when every batch with a
 // smaller number has finished: batches run one at a time, in the order their
 // tasks were added, whichever thread runs them. A batch that throws is
-// reported and counts as finished.
+// counted (callback_errors), reported, and counts as finished.
 //
 // The flusher thread starts with the first Add, takes full batches that Adds
 // hand it, flushes on every tick of `interval` (unless it ran a handed-over
@@ -116,6 +117,12 @@ class BatchFlusher {
   // inside a batch of this flusher.
   void Shutdown() noexcept;
 
+  // Batches that threw, since construction (each counted before it is
+  // reported). Out-of-memory reports of the flusher thread are not counted.
+  std::uint64_t callback_errors() const {
+    return callback_errors_.load(std::memory_order_relaxed);
+  }
+
   bool flusher_running() const TW_EXCLUDES(mutex_) {
     MutexLock lock(mutex_);
     return thread_.running();
@@ -134,6 +141,8 @@ class BatchFlusher {
   bool RunLeftNow() noexcept;
   // Runs batch `seq` in its turn and marks it finished.
   void RunBatch(BatchJob& job, std::uint64_t seq) TW_EXCLUDES(mutex_);
+  // Counts and reports what a batch threw.
+  void BatchThrew(std::exception_ptr error) noexcept;
   void ThrowIfInsideBatch(const char* method) const;
 
   const Duration interval_;
@@ -143,6 +152,7 @@ class BatchFlusher {
   const ErrorHandler on_error_;
   const bool concurrent_batches_;
   const char* const name_;
+  std::atomic<std::uint64_t> callback_errors_{0};  // batches that threw
 
   mutable Mutex mutex_;
   CondVar queue_space_;     // the thread took queued batches

@@ -160,6 +160,12 @@ class ShardedRuntime {
   Shard& shard(std::size_t index) const { return *shards_[index]; }
   Shard& ShardFor(std::size_t hash) const { return shard(IndexFor(hash)); }
 
+  // How many runs of `run` threw (each reported to on_error), since
+  // construction; 0 without workers.
+  std::uint64_t callback_errors() const {
+    return pool_ != nullptr ? pool_->errors() : 0;
+  }
+
   // Says that a timer due at `deadline` was added. REQUIRES: the caller
   // holds the mutex of the shard it added to (so Stop, which takes every
   // shard's mutex first, never races with it).

@@ -3,6 +3,7 @@
 #ifndef TICKWHEEL_INTERNAL_WORKER_POOL_H_
 #define TICKWHEEL_INTERNAL_WORKER_POOL_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -24,7 +25,8 @@ inline thread_local const void* current_worker_pool = nullptr;
 // WorkerPool<Item> runs `run(item)` for each submitted item on `threads`
 // threads, in submission order (with one thread, strictly one after
 // another). Items are stored by value: no allocation per item beyond the
-// queue's. If `run` throws, the error is reported and the pool goes on.
+// queue's. If `run` throws, the error is counted (errors()) and reported,
+// and the pool goes on.
 // Items (user objects) are destroyed under no lock: after their run, or,
 // dropped by Stop, after Stop released the pool's lock.
 //
@@ -131,6 +133,12 @@ class WorkerPool {
 
   bool OnWorkerThread() const { return current_worker_pool == this; }
 
+  // How many runs threw, since construction. A run is counted before its
+  // error is reported, so on_error already sees it in the count.
+  std::uint64_t errors() const {
+    return errors_.load(std::memory_order_relaxed);
+  }
+
   void Work() TW_EXCLUDES(mutex_) {
     current_worker_pool = this;
     MutexLock lock(mutex_);
@@ -145,6 +153,7 @@ class WorkerPool {
         try {
           run_(item);
         } catch (...) {
+          errors_.fetch_add(1, std::memory_order_relaxed);
           ReportError(who_, on_error_, std::current_exception());
         }
       }  // the item is destroyed under no lock
@@ -157,6 +166,7 @@ class WorkerPool {
   const Run run_;
   const ErrorHandler on_error_;
   const char* const who_;
+  std::atomic<std::uint64_t> errors_{0};  // runs that threw
 
   Mutex mutex_;
   CondVar work_;  // items queued, or stopping
