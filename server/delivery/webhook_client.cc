@@ -52,7 +52,7 @@ bool StillOpen(tcp::socket& socket) {
 
 // One connection of a worker: plain or TLS, and the address it is to.
 struct Connection {
-  explicit Connection(std::atomic<std::size_t>& open_count) : open_count(open_count) {}
+  explicit Connection(std::atomic<std::size_t>& open_connections) : open_count(open_connections) {}
   ~Connection() { Reset(); }
   std::unique_ptr<beast::tcp_stream> plain;
   std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> tls;
