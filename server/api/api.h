@@ -5,11 +5,12 @@
 // body is read, then routes it to its handler.
 //
 // Writing a handler (the timer, dead-letter and stats handlers show it):
-//   - a route is added to Route::Kind, MatchRoute, AllowedMethods and
-//     RouteTemplate, and to the switch of Api::Handle; by the time its
-//     handler runs, the Host and Origin, the token, the method and the
-//     Content-Type (application/json when there is a body) have been
-//     checked, and the body has been read within the limits;
+//   - a route is added to Route::Kind, MatchRoute, AllowedMethods,
+//     CheckPathId and RouteTemplate (api/route.h), and to the switch of
+//     Api::Handle; by the time its handler runs, the Host and Origin,
+//     the token, the method, the path's id and the Content-Type
+//     (application/json when there is a body) have been checked, and the
+//     body has been read within the limits;
 //   - the handler parses and checks the request, then reaches the store
 //     ONLY through api/store_calls.h (StoreRead, StoreWrite): never on the
 //     HTTP thread, never past the deadline (503);
@@ -31,38 +32,13 @@
 #include "api/http_response.h"
 #include "api/http_server.h"
 #include "api/request_guard.h"
+#include "api/route.h"
 #include "api/schedule_handlers.h"
 #include "api/stats_handlers.h"
 #include "api/timer_handlers.h"
 #include "common/metrics.h"
 
 namespace tickwheel::server {
-
-// The routes, and what a path names.
-struct Route {
-  enum class Kind {
-    kNone, kHealth, kMetrics, kWhoami, kTimers, kBatch, kTimer, kTimerRetry,
-    kRetryFailed, kDeleteFailed, kStats, kStatsSeries, kCluster,
-    kSchedules, kSchedule, kSchedulePause, kScheduleResume, kScheduleTrigger, kScheduleBackfill,
-    kFlows, kFlow, kFlowPause, kFlowResume,
-  };
-  Kind kind = Kind::kNone;
-  // kTimer, kTimerRetry, kSchedule and its actions: the path's id; kFlow
-  // and its actions: the flow key. Percent-decoded (a client may encode any
-  // character; "a%40b" is "a@b").
-  std::string id;
-  bool malformed_id = false;  // a %-escape that is not one: 400 naming the id (key)
-};
-// The route of `path` (without the query). An action suffix (":retry",
-// ":pause", ...) is matched before the id is decoded, so an encoded colon
-// ("%3A") belongs to the id.
-Route MatchRoute(std::string_view path);
-// "GET, POST", ...: the methods `kind` takes ("" for kNone).
-const char* AllowedMethods(Route::Kind kind);
-// The route's template, the `route` label of tickwheel_http_requests_total
-// ("/v1/timers/{id}"; "other" for no route): never a raw path, so the
-// label's values are bounded. A new route kind gets its template here.
-std::string_view RouteTemplate(Route::Kind kind);
 
 struct ApiAccess {
   TokenAuth auth;             // no tokens: every request is anonymous

@@ -433,6 +433,12 @@ def server_seeds():
         'patch': bytes([0, 3]) + b'PATCH /v1/timers/a.b HTTP/1.1\r\nHost: h\r\nContent-Length: 17\r\n\r\n{"delay_ms":5000}',
         'body_over_limit': bytes([1, 0]) + b'POST /v1/timers HTTP/1.1\r\nHost: h\r\nContent-Length: 100\r\n\r\n' + b'x' * 100,
         'http10': bytes([0, 0]) + b'GET /healthz HTTP/1.0\r\n\r\n',
+        'flow_routes': bytes([0, 0]) + b'PUT /v1/flows/api.example.com%3A443 HTTP/1.1\r\nHost: h\r\nContent-Length: 12\r\n\r\n{"rate":100}POST /v1/flows/a%2Fb:pause HTTP/1.1\r\nHost: h\r\n\r\nPOST /v1/flows/x%zz:resume HTTP/1.1\r\nHost: h\r\n\r\nGET /v1/flows HTTP/1.1\r\nHost: h\r\n\r\n',
+        'fixed_routes': bytes([0, 0]) + b''.join(b'GET %s HTTP/1.1\r\nHost: h\r\n\r\n' % p for p in (
+            b'/metrics', b'/v1/whoami', b'/v1/stats', b'/v1/stats/series', b'/v1/cluster',
+            b'/v1/timers/:retry', b'/v1/timers/a:retry?show_headers=true', b'/v1')),
+        'schedule_routes': bytes([0, 0]) + b'GET /v1/schedules?state=active HTTP/1.1\r\nHost: h\r\n\r\nPATCH /v1/schedules/daily%2Dreport HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\n{}POST /v1/schedules/r:trigger HTTP/1.1\r\nHost: h\r\n\r\nPOST /v1/schedules/r%3Apause:backfill HTTP/1.1\r\nHost: h\r\n\r\nGET /v1/timers/daily-report@1795430400000 HTTP/1.1\r\nHost: h\r\n\r\nPOST /v1/timers/r%401795430400000:retry HTTP/1.1\r\nHost: h\r\n\r\nDELETE /v1/timers/r@0123 HTTP/1.1\r\nHost: h\r\n\r\n',
+        'batch_and_bulk': bytes([0, 0]) + b'POST /v1/timers:batch HTTP/1.1\r\nHost: h\r\nContent-Length: 16\r\n\r\n{"timers":[{}]}\nPOST /v1/timers:retry-failed HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\n{}POST /v1/timers:delete-failed HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\n{}',
     }.items():
         write('http_request_fuzz', name, data)
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// MatchRoute (server/api/api.h): which route a path is, and the id in it,
+// MatchRoute (server/api/route.h): which route a path is, and the id in it,
 // percent-decoded; the action suffixes matched before the id is decoded.
 // Every route kind's methods (AllowedMethods, what Admit answers 405 by)
 // and metrics template (RouteTemplate).
@@ -7,7 +7,7 @@
 
 #include <iterator>
 
-#include "api/api.h"
+#include "api/route.h"
 
 namespace tickwheel::server {
 namespace {

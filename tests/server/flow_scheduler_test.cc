@@ -268,6 +268,33 @@ TEST(FlowSchedulerTest, AFlowWithAHugeBacklogDoesNotStarveASmallOne) {
   EXPECT_LE(f.max_loaded(), 1000u);
 }
 
+// A flow without a cap of its own has at most 8,192 attempts started and
+// not answered (docs/server.md: its backlog cannot fill the delivery
+// pipeline ahead of the others), and uses them; as attempts end, as many
+// more start; another flow meanwhile goes out on time.
+TEST(FlowSchedulerTest, AFlowWithoutACapHasAtMost8192AttemptsInFlight) {
+  TempDirectory dir;
+  auto store = OpenStore(dir.path());
+  Create(*store, "big", 10'000, [](int) { return kStart - 1000; });  // all overdue
+  SchedulerOptions options;
+  options.max_window_timers = 100'000;  // a quarter of it holds the whole backlog
+  FlowFixture f(*store, options);
+  f.HoldAttempts("big");  // its receiver answers nothing until told
+  f.Start();
+  f.Run(milliseconds(1000), milliseconds(10));
+  EXPECT_EQ(f.held_in_flight(), 8192u);
+  Create(*store, "small", 10, [](int) { return kStart + 1100; });
+  f.Run(milliseconds(200), milliseconds(10));
+  ASSERT_EQ(f.fired_of("small").size(), 10u);
+  for (const Fire& fire : f.fired_of("small")) EXPECT_LE(fire.at_ms, kStart + 1110);
+  f.EndAttempts(1000, {.delivered = true});
+  f.Run(milliseconds(200), milliseconds(10));
+  EXPECT_EQ(f.held_in_flight(), 8192u);
+  ExpectEachOnceNeverEarly(f.fired_of("big"), 9192);
+  f.EndAttempts(100'000);
+  f.Run(milliseconds(200), milliseconds(10));
+}
+
 TEST(FlowSchedulerTest, TheInFlightCapHoldsUntilAttemptsEnd) {
   TempDirectory dir;
   auto store = OpenStore(dir.path());

@@ -22,10 +22,12 @@ class FaultyFile : public rocksdb::FSWritableFileOwnerWrapper {
   }
   rocksdb::IOStatus Sync(const rocksdb::IOOptions& options, rocksdb::IODebugContext* dbg) override {
     if (fs_->failing()) return fs_->Injected();
+    if (wal_ && fs_->failing_log_syncs()) return fs_->InjectedLogSyncFailure();
     return Counted(FSWritableFileOwnerWrapper::Sync(options, dbg));
   }
   rocksdb::IOStatus Fsync(const rocksdb::IOOptions& options, rocksdb::IODebugContext* dbg) override {
     if (fs_->failing()) return fs_->Injected();
+    if (wal_ && fs_->failing_log_syncs()) return fs_->InjectedLogSyncFailure();
     return Counted(FSWritableFileOwnerWrapper::Fsync(options, dbg));
   }
   rocksdb::IOStatus Flush(const rocksdb::IOOptions& options, rocksdb::IODebugContext* dbg) override {
