@@ -386,9 +386,21 @@ TEST(ServerClusterTest, AFlowsRateHoldsAcrossTheClusterWhenANodeDiesMidThrottle)
       << cluster.node(0).log() << cluster.node(2).log();
   const Tally t = Check(receiver, acked);
   EXPECT_EQ(t.early, 0u);
-  // Rate plus burst in any second, over every delivery the receiver saw
-  // (a timer the killed node had in flight may come twice; it counts).
-  EXPECT_LE(MaxInWindow(receiver.deliveries(), 1000), 40u + 6u) << [&] {
+  // The limits bound the gates' releases: burst + rate * T in any T
+  // (docs/flows.md; through a node's death too, FlowBudgetTest.
+  // ANodeDyingMidThrottleNeverTakesTheClusterAboveTheFlowsLimits on manual
+  // time). What the receiver reads comes after each attempt's claim, its
+  // send and the receiver's own read, whose spread bunches releases of
+  // T + J seconds into T: tens of ms on an idle machine, 300 ms seen under
+  // ASan at load 7-8 (58 in a second, 135 in 3 s; the bench's 1,000/s flow
+  // had 1,360 in one). So here, over every delivery the receiver saw (a
+  // timer the killed node had in flight may come twice; it counts):
+  // burst + rate * (T + J), with J = 500 ms.
+  constexpr double kRate = 40, kBurst = 6, kSpreadS = 0.5;
+  auto bound = [&](double t_s) {
+    return static_cast<std::size_t>(kBurst + kRate * (t_s + kSpreadS));
+  };
+  EXPECT_LE(MaxInWindow(receiver.deliveries(), 1000), bound(1)) << [&] {
     // Per 100 ms, from the first delivery (the kill at "K").
     std::vector<Delivery> d = receiver.deliveries();
     std::int64_t first = INT64_MAX;
@@ -399,7 +411,7 @@ TEST(ServerClusterTest, AFlowsRateHoldsAcrossTheClusterWhenANodeDiesMidThrottle)
     for (const auto& [t, n] : tenths) out += " " + std::to_string(t) + "=" + std::to_string(n);
     return out;
   }();
-  EXPECT_LE(MaxInWindow(receiver.deliveries(), 3000), 3 * 40u + 6u);
+  EXPECT_LE(MaxInWindow(receiver.deliveries(), 3000), bound(3));
   const double counted = cluster.Sum("tickwheel_duplicates_after_recovery_total") +
                          cluster.Sum("tickwheel_attempts_unanswered_total");
   EXPECT_LE(static_cast<double>(t.duplicates), counted) << t.duplicates << " duplicates";
