@@ -24,6 +24,7 @@
 #include "server_test_util.h"
 #include "delivery/webhook_client.h"
 #include "support/postgres_server.h"
+#include "support/process_stats.h"
 #include "support/raw_connection.h"
 #include "timer/http_url.h"
 
@@ -675,14 +676,6 @@ TEST(WebhookConnectionsTest, TwentyThousandDistinctReceiversAreAllDeliveredWithi
 // ---------------------------------------------------------------------------
 // Bounded reads in PostgreSQL mode.
 
-std::int64_t StatusKb(pid_t pid, const std::string& field) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind(field + ":", 0) == 0) return std::stoll(line.substr(field.size() + 1));
-  }
-  return -1;
-}
-
 // 10,000 pending timers with 60 KB payloads (600 MB of records), listed
 // with a host filter, an id prefix and both that match nothing: each
 // listing looks at the whole scan budget (10,000 rows, so it answers with
@@ -727,14 +720,7 @@ TEST(BoundedReadsTest, FilteredListingsAndDryRunsOfLargeTimersStayBounded) {
     std::this_thread::sleep_for(milliseconds(100));
   }
   ASSERT_EQ(Metric(client, "tickwheel_timers_failed_total"), kDead);
-  // How much the node's peak RSS grows while `reads` runs.
-  auto peak_growth_kb = [&](const std::function<void()>& reads) {
-    std::ofstream(("/proc/" + std::to_string(server.pid()) + "/clear_refs").c_str()) << "5";
-    const std::int64_t before_kb = StatusKb(server.pid(), "VmRSS");
-    reads();
-    return StatusKb(server.pid(), "VmHWM") - before_kb;
-  };
-  const std::int64_t listings_kb = peak_growth_kb([&] {
+  const std::int64_t listings_kb = PeakRssGrowthKb(server.pid(), [&] {
     for (const std::string query : {"host=nothing.example", "prefix=nothing-", "host=nothing.example&prefix=big-"}) {
       const JsonCall c = Call(client, "GET", "/v1/timers?state=pending&limit=1000&" + query);
       ASSERT_EQ(c.status, 200) << c.raw.substr(0, 300);
@@ -744,7 +730,7 @@ TEST(BoundedReadsTest, FilteredListingsAndDryRunsOfLargeTimersStayBounded) {
   });
   EXPECT_LT(listings_kb, 32 * 1024) << "listings: peak RSS +" << listings_kb << " kB";
   // The bulk dry run walks the dead letters with the same reads.
-  const std::int64_t dry_runs_kb = peak_growth_kb([&] {
+  const std::int64_t dry_runs_kb = PeakRssGrowthKb(server.pid(), [&] {
     for (const auto& [filter, matched] :
          std::vector<std::pair<std::string, std::int64_t>>{{R"("host":"nothing.example")", 0},
                                                            {R"("prefix":"nothing-")", 0},
