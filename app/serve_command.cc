@@ -110,6 +110,9 @@ void RegisterServeCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--header-timeout", (*flags)["header-timeout"],
                   "a request's headers must arrive within this of its first byte")
       ->capture_default_str()->check(DurationCheck());
+  cmd->add_option("--max-writes", options->store.max_writes,
+                  "API writes waiting for the store at once (beyond them: 503 overloaded)")
+      ->capture_default_str()->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
   cmd->add_option("--store-timeout", (*flags)["store-timeout"],
                   "an API request waits at most this long for the store (then 503)")
       ->capture_default_str()->check(DurationCheck());

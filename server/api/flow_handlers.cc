@@ -121,19 +121,21 @@ asio::awaitable<HttpResponse> FlowHandlers::Put(const HttpRequest& req, const st
   if (!body.ok()) co_return ErrorResponse(body.status());
   Result<FlowSettings> settings = ParseFlowSettings(*body);
   if (!settings.ok()) co_return ErrorResponse(settings.status());
-  auto call = StoreRead(calls_, [&service = service_, key, s = *settings] { return service.Put(key, s); });
+  auto call = StoreBlockingWrite(calls_, [&service = service_, key, s = *settings] { return service.Put(key, s); });
   Result<FlowView> v = co_await std::move(call);  // its own statement (GCC 12)
   co_return Answer(v);
 }
 
 asio::awaitable<HttpResponse> FlowHandlers::Delete(const std::string& key) {
-  auto call = StoreRead(calls_, [&service = service_, key] { return service.Delete(key); });
+  auto call = StoreBlockingWrite(calls_, [&service = service_, key] { return service.Delete(key); });
   Result<FlowView> v = co_await std::move(call);  // its own statement (GCC 12)
   co_return Answer(v);
 }
 
 asio::awaitable<HttpResponse> FlowHandlers::SetPaused(const std::string& key, bool paused) {
-  auto call = StoreRead(calls_, [&service = service_, key, paused] { return service.SetPaused(key, paused); });
+  auto call = StoreBlockingWrite(calls_, [&service = service_, key, paused] {
+    return service.SetPaused(key, paused);
+  });
   Result<FlowView> v = co_await std::move(call);  // its own statement (GCC 12)
   co_return Answer(v);
 }

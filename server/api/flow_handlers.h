@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The handlers of /v1/flows (docs/flows.md): each parses its request, calls
 // the flow service (flow/flow_service.h), which reads and writes the store,
-// through StoreRead (api/store_calls.h: off the I/O threads, bounded, 503
-// at the deadline), and answers the flow as JSON.
+// off the I/O threads (api/store_calls.h): GETs through StoreRead, PUT,
+// DELETE, :pause and :resume through StoreBlockingWrite (counted against
+// --max-writes as every API write; 503 at the deadline, the outcome
+// unknown), and answers the flow as JSON.
 #ifndef TICKWHEEL_SERVER_API_FLOW_HANDLERS_H_
 #define TICKWHEEL_SERVER_API_FLOW_HANDLERS_H_
 

@@ -103,16 +103,17 @@ asio::awaitable<HttpResponse> ScheduleHandlers::List(std::string_view query,
   std::optional<std::uint8_t> state;
   if (q->state) state = static_cast<std::uint8_t>(*q->state);
   auto read = StoreRead(calls_, [&store = store_, state, q = *q] {
-    return store.ListSchedules(state, q.after, q.limit, q.prefix);
+    return store.ListSchedules(state, q.after, q.limit, kPageBytes, q.prefix);
   });
   Result<SchedulePage> page = co_await std::move(read);  // its own statement (GCC 12)
   if (!page.ok()) co_return ErrorResponse(page.status());
   std::vector<ScheduleRecord> schedules;
   schedules.reserve(page->rows.size());
-  for (const ScheduleRow& row : page->rows) {
+  for (ScheduleRow& row : page->rows) {
     Result<ScheduleRecord> r = DecodeSchedule(row);
     if (!r.ok()) co_return ErrorResponse(r.status());
     schedules.push_back(std::move(*r));
+    std::string().swap(row.record);  // decoded: the page holds its bytes once
   }
   co_return JsonResponse(200, SchedulePageJson(schedules, page->next,
                                                q->show_headers && may_see_secrets));

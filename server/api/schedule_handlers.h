@@ -52,6 +52,9 @@ class ScheduleHandlers {
 
   // Occurrences a GET lists.
   static constexpr std::size_t kLastOccurrences = 10;
+  // A page of GET /v1/schedules holds records up to about this many bytes
+  // (as GET /v1/timers's: TimerHandlers::kPageBytes).
+  static constexpr std::size_t kPageBytes = 4 << 20;
 
  private:
   enum class Op { kPause, kResume, kDelete };

@@ -153,14 +153,20 @@ std::string ScheduleJson(const ScheduleRecord& r, bool show_header_values,
 
 std::string SchedulePageJson(const std::vector<ScheduleRecord>& schedules,
                              const std::optional<std::string>& next, bool show_header_values) {
-  std::string out = "{\"schedules\":[";
+  // Sized once: a page of large payloads is built without regrowing.
+  std::size_t size = 64;
+  for (const ScheduleRecord& r : schedules) size += 512 + r.payload.size() + r.target.size();
+  std::string out;
+  out.reserve(size);
+  out += "{\"schedules\":[";
   for (std::size_t i = 0; i < schedules.size(); ++i) {
     if (i) out += ',';
     out += ScheduleJson(schedules[i], show_header_values);
   }
   out += ']';
   if (next) Field(out, "next_after", *next);
-  return out + '}';
+  out += '}';
+  return out;
 }
 
 std::string BackfillJson(const BackfillOutcome& o) {

@@ -109,8 +109,8 @@ Status StoreCalls::ReadsFull() const {
   refused_.fetch_add(1, std::memory_order_relaxed);
   return Status(StatusCode::kUnavailable, "overloaded",
                 "the server has " + std::to_string(options_.max_queued_reads) +
-                    " store reads waiting, its limit (the store is slow or unreachable); try "
-                    "again later");
+                    " store calls waiting for a thread, its limit (the store is slow or "
+                    "unreachable); nothing was done: try again later");
 }
 
 Status StoreCalls::WriteLate() const {

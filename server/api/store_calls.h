@@ -4,8 +4,9 @@
 //
 // The pattern every handler follows (timers, dead letters, stats, flows,
 // and the schedule handlers written after them; a blocking call that is
-// not a TimerStore read, such as FlowService's, goes through StoreRead
-// too):
+// not a TimerStore call goes through StoreRead if it reads, as
+// FlowService's List and Get, and StoreBlockingWrite if it writes, as
+// FlowService's Put, Delete and SetPaused):
 //
 //   // A read: runs on the StoreCalls' pool, never on the HTTP thread.
 //   auto read = StoreRead(calls_, [&store = store_, id] { return store.Get(id); });
@@ -16,17 +17,23 @@
 //   auto write = StoreWrite(calls_, {id}, mutation, {.sync = true});
 //   Status s = co_await std::move(write);  // its own statement (GCC 12)
 //
+//   // A write by a blocking call (not a mutation): on the pool, as a write.
+//   auto put = StoreBlockingWrite(calls_, [&service = service_, key, s] { return service.Put(key, s); });
+//   Result<FlowView> v = co_await std::move(put);  // its own statement (GCC 12)
+//
 // - A read's callable captures what it uses BY VALUE (or long-lived objects
 //   such as the store): it may run after its handler has answered 503 and
 //   gone. The same holds for a write's mutation.
 // - StoreRead answers kUnavailable "store_unavailable" at once when the
 //   read queue is full, and at the deadline (StoreCallOptions::timeout) when
 //   the read has not finished; a read still queued then is never run.
-// - StoreWrite answers kUnavailable "overloaded" at once when max_writes API
-//   writes are in flight, and "store_unavailable" at the deadline when the
-//   write has not been answered (its outcome is then unknown: it may still
-//   be written, as after a broken connection; the client retries with the
-//   same id).
+// - StoreWrite and StoreBlockingWrite answer kUnavailable "overloaded" at
+//   once when max_writes API writes are in flight (--max-writes: timers',
+//   schedules' and flow settings' writes all count), and
+//   "store_unavailable" at the deadline when the write has not been
+//   answered (its outcome is then unknown: it may still be written, as
+//   after a broken connection; the client retries with the same id). A
+//   write counts until the store has answered it, also after its deadline.
 // - Store errors reach the client without their details (database host,
 //   user, SQL): those go to the log (api/store_calls.cc, at most one line a
 //   second), the answer says what to do.
@@ -152,6 +159,17 @@ struct Op {
   std::optional<Handler> handler;
 };
 
+// Counts one write in flight until destroyed (StoreBlockingWrite's: the
+// call that holds it may run, or be dropped unrun at its deadline).
+struct CountedWrite {
+  CountedWrite(StoreCalls& c, StoreCalls::SteadyTime t) : calls(c), started(t) {}
+  ~CountedWrite() { calls.EndWrite(started); }
+  CountedWrite(const CountedWrite&) = delete;
+  CountedWrite& operator=(const CountedWrite&) = delete;
+  StoreCalls& calls;
+  const StoreCalls::SteadyTime started;
+};
+
 }  // namespace store_calls_internal
 
 // Runs `read` (returning a Result<T>) on the read pool; the awaiting
@@ -219,6 +237,45 @@ auto StoreWrite(StoreCalls& calls, std::vector<std::string> ids, Mutation mutati
               });
             },
             options);
+      },
+      boost::asio::use_awaitable);
+}
+
+// Runs `write` (a blocking call returning a Result<T> that writes the
+// store by other means than a mutation: FlowService's settings) as a
+// write: counted against max_writes (kUnavailable "overloaded" at once over
+// it) until it has run, on the read pool's threads ("overloaded" when their
+// queue is full), answered at the deadline as StoreWrite's are (the
+// outcome unknown). A plain function, not a coroutine (GCC 12).
+// REQUIRES: `write` captures by value (see the file comment).
+template <typename Write>
+auto StoreBlockingWrite(StoreCalls& calls, Write write) {
+  using R = std::invoke_result_t<Write&>;
+  return boost::asio::async_initiate<decltype(boost::asio::use_awaitable), void(R)>(
+      [&calls, write = std::move(write)](auto handler) mutable {
+        using Op = store_calls_internal::Op<decltype(handler), R>;
+        auto op = std::make_shared<Op>(boost::asio::get_associated_executor(handler),
+                                       std::move(handler));
+        const auto started = std::chrono::steady_clock::now();
+        if (!calls.BeginWrite(started)) {
+          Op::Post(op, R(calls.WritesFull()));
+          return;
+        }
+        auto counted = std::make_shared<store_calls_internal::CountedWrite>(calls, started);
+        const auto deadline = started + calls.options().timeout;
+        op->timer.expires_at(deadline);
+        op->timer.async_wait([op, &calls](const boost::system::error_code& ec) {
+          if (!ec) op->Finish(R(calls.WriteLate()));
+        });
+        const bool queued = calls.SubmitRead(
+            deadline, [op, &calls, counted = std::move(counted), write = std::move(write)]() mutable {
+              R result = write();
+              counted.reset();
+              if (!result.ok()) result = R(calls.Finish(result.status()));
+              else (void)calls.Finish(Status::Ok());
+              Op::Post(op, std::move(result));
+            });
+        if (!queued) Op::Post(op, R(calls.ReadsFull()));
       },
       boost::asio::use_awaitable);
 }

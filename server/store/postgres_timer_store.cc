@@ -681,25 +681,54 @@ class PostgresTimerStore final : public TimerStore {
     });
   }
 
+  // Two steps, as List: the ids and record sizes of the rows looked at
+  // (at most the scan budget; no record), then the records of the rows
+  // that go on the page, in binary form (no hex text twice their size).
   Result<SchedulePage> ListSchedules(std::optional<std::uint8_t> state, const std::string& after,
-                                     std::size_t limit, const std::string& prefix) const override {
+                                     std::size_t limit, std::size_t max_bytes,
+                                     const std::string& prefix) const override {
     // Ids are ASCII: every id with `prefix` sorts below prefix + DEL.
     const std::size_t n = std::min(limit, kListScanBudget);
     return WithConnection(pool_, [&](PgConnection& c) -> Result<SchedulePage> {
-      Result<PgResult> r = c.Exec(
-          "SELECT id, state, record FROM tickwheel_schedules WHERE ($1::smallint IS NULL OR "
+      Result<PgResult> keys = c.Exec(
+          "SELECT id, octet_length(record) FROM tickwheel_schedules WHERE ($1::smallint IS NULL OR "
           "state = $1::smallint) AND id > $2 AND id >= $3 AND id < $4 ORDER BY id LIMIT $5",
           {state ? std::optional<std::string>(std::to_string(*state)) : std::nullopt, after,
            prefix, prefix + '\x7f', std::to_string(n)});
-      if (!r.ok()) return r.status();
-      SchedulePage page;
-      for (int i = 0; i < r->rows(); ++i) {
-        const std::string id(r->Text(i, 0));
-        Result<std::optional<ScheduleRow>> row = DecodeScheduleRow(id, r->Int(i, 1), r->Bytes(i, 2));
-        if (!row.ok()) return row.status();
-        page.rows.push_back(std::move(**row));
+      if (!keys.ok()) return keys.status();
+      // The rows that go on the page: up to max_bytes of records (one at least).
+      std::vector<std::string> ids;
+      std::int64_t bytes = 0;
+      for (int i = 0; i < keys->rows() && (ids.empty() || bytes < static_cast<std::int64_t>(max_bytes));
+           ++i) {
+        ids.emplace_back(keys->Text(i, 0));
+        bytes += keys->Int(i, 1);
       }
-      if (static_cast<std::size_t>(r->rows()) == n && n > 0) page.next = page.rows.back().id;
+      SchedulePage page;
+      if (!ids.empty()) {
+        Result<PgResult> rows = c.ExecBinary(
+            "SELECT id, state::text, record FROM tickwheel_schedules WHERE id = ANY($1::text[])",
+            {PgTextArray(ids)});
+        if (!rows.ok()) return rows.status();
+        std::map<std::string_view, int> fetched;  // id -> its row
+        for (int i = 0; i < rows->rows(); ++i) fetched.emplace(rows->Text(i, 0), i);
+        for (const std::string& id : ids) {
+          auto it = fetched.find(id);
+          if (it == fetched.end()) continue;  // deleted meanwhile
+          const std::int64_t row_state = std::stoll(std::string(rows->Text(it->second, 1)));
+          if (state && row_state != *state) continue;  // changed meanwhile
+          Result<std::optional<ScheduleRow>> row =
+              DecodeScheduleRow(id, row_state, std::string(rows->Text(it->second, 2)));
+          if (!row.ok()) return row.status();
+          page.rows.push_back(std::move(**row));
+        }
+      }
+      // More after this page: rows looked at but not on it, or as many
+      // looked at as the query could return.
+      if (ids.size() < static_cast<std::size_t>(keys->rows()) ||
+          (static_cast<std::size_t>(keys->rows()) == n && n > 0)) {
+        page.next = ids.back();
+      }
       return page;
     });
   }

@@ -610,7 +610,8 @@ class RocksDbTimerStore final : public TimerStore {
   }
 
   Result<SchedulePage> ListSchedules(std::optional<std::uint8_t> state, const std::string& after,
-                                     std::size_t limit, const std::string& prefix) const override {
+                                     std::size_t limit, std::size_t max_bytes,
+                                     const std::string& prefix) const override {
     ReopenIfBroken();
     internal::ReaderLock lock(db_mutex_);
     if (!db_) return Recovering();
@@ -628,13 +629,17 @@ class RocksDbTimerStore final : public TimerStore {
     if (!after.empty() && it->Valid() && it->key() == rocksdb::Slice(space + after)) it->Next();
     SchedulePage page;
     std::size_t scanned = 0;
+    std::size_t bytes = 0;  // of the records on the page
     std::string last;
-    for (; it->Valid() && page.rows.size() < limit && scanned < kListScanBudget; it->Next()) {
+    for (; it->Valid() && page.rows.size() < limit && scanned < kListScanBudget &&
+           (bytes < max_bytes || page.rows.empty());
+         it->Next()) {
       ++scanned;
       last.assign(it->key().data() + space.size(), it->key().size() - space.size());
       if (!state) {
         Result<ScheduleRow> row = DecodeScheduleValue(last, it->value().ToStringView());
         if (!row.ok()) return row.status();
+        bytes += row->record.size();
         page.rows.push_back(std::move(*row));
         continue;
       }
@@ -644,7 +649,10 @@ class RocksDbTimerStore final : public TimerStore {
       if (!s.ok()) return ReadError(s);
       Result<ScheduleRow> row = DecodeScheduleValue(last, value);
       if (!row.ok()) return row.status();
-      if (row->state == *state) page.rows.push_back(std::move(*row));
+      if (row->state == *state) {
+        bytes += row->record.size();
+        page.rows.push_back(std::move(*row));
+      }
     }
     if (!it->status().ok()) return ReadError(it->status());
     if (it->Valid() && scanned > 0) page.next = std::move(last);

@@ -289,10 +289,13 @@ class TimerStore {
   virtual Result<std::optional<ScheduleRow>> GetSchedule(const std::string& id) const = 0;
   // Schedules with ids after `after` ("": from the first) in id order, in
   // `state` (any if nullopt), whose ids start with `prefix`; at most `limit`,
-  // looking at kListScanBudget at most (so a page may be short, even empty,
-  // and still have `next`).
+  // looking at kListScanBudget at most, and stopping once their records
+  // (ScheduleRow::record) reach `max_bytes` (at least one is returned if
+  // there is one): so a page may be short, even empty, and still have
+  // `next`. Only the page's records are read.
   virtual Result<SchedulePage> ListSchedules(std::optional<std::uint8_t> state,
                                              const std::string& after, std::size_t limit,
+                                             std::size_t max_bytes,
                                              const std::string& prefix) const = 0;
   // Schedules per state (ScheduleRow::state), as of the last completed write.
   virtual ScheduleCounts CountSchedules() const = 0;

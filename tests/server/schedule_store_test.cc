@@ -22,6 +22,7 @@ enum class Backend { kRocksDb, kPostgres };
 
 constexpr std::int64_t kT0 = 1'800'000'000'000;
 constexpr std::int64_t kMinute = 60'000;
+constexpr std::size_t kAnyBytes = std::size_t{1} << 40;  // a listing's byte bound that no page reaches
 
 class ScheduleStoreTest : public ::testing::TestWithParam<Backend> {
  protected:
@@ -130,14 +131,14 @@ TEST_P(ScheduleStoreTest, SchedulesAreKeptListedByStateAndPrefixAndCounted) {
   std::vector<std::string> ids;
   std::string after;
   for (int page = 0; page < 10; ++page) {
-    Result<SchedulePage> p = store_->ListSchedules(std::nullopt, after, 2, "s");
+    Result<SchedulePage> p = store_->ListSchedules(std::nullopt, after, 2, kAnyBytes, "s");
     ASSERT_TRUE(p.ok()) << p.status().ToString();
     for (const ScheduleRow& r : p->rows) ids.push_back(r.id);
     if (!p->next) break;
     after = *p->next;
   }
   EXPECT_EQ(ids, (std::vector<std::string>{"s0", "s1", "s2", "s3", "s4", "s5", "s6"}));
-  Result<SchedulePage> paused = store_->ListSchedules(1, "", 100, "");
+  Result<SchedulePage> paused = store_->ListSchedules(1, "", 100, kAnyBytes, "");
   ASSERT_TRUE(paused.ok());
   ASSERT_EQ(paused->rows.size(), 2u);
   EXPECT_EQ(paused->rows[0].id, "s1");
@@ -157,8 +158,38 @@ TEST_P(ScheduleStoreTest, SchedulesAreKeptListedByStateAndPrefixAndCounted) {
     txn.EraseSchedule(**r);
   });
   EXPECT_EQ(store_->CountSchedules(), (ScheduleCounts{3, 1, 3}));
-  EXPECT_EQ(store_->ListSchedules(1, "", 100, "")->rows.size(), 1u);
+  EXPECT_EQ(store_->ListSchedules(1, "", 100, kAnyBytes, "")->rows.size(), 1u);
   EXPECT_FALSE(*store_->GetSchedule("s0"));
+}
+
+// A page stops once its records reach the byte bound (the one that
+// crosses it is the last; one at least), all schedules' or one state's,
+// and the next page goes on from there.
+TEST_P(ScheduleStoreTest, APageStopsOnceItsRecordsReachTheByteBound) {
+  for (int i = 0; i < 6; ++i) {
+    ScheduleRow row{"b" + std::to_string(i), static_cast<std::uint8_t>(i % 2), std::string(1000, 'r')};
+    Apply(*store_, {ScheduleKey(row.id)}, [&](StoreTxn& txn) { txn.PutSchedule(std::nullopt, row); });
+  }
+  auto pages = [&](std::optional<std::uint8_t> state, std::size_t max_bytes) {
+    std::vector<std::vector<std::string>> out;
+    std::string after;
+    for (int page = 0; page < 10; ++page) {
+      Result<SchedulePage> p = store_->ListSchedules(state, after, 100, max_bytes, "b");
+      EXPECT_TRUE(p.ok()) << p.status().ToString();
+      if (!p.ok()) break;
+      out.emplace_back();
+      for (const ScheduleRow& r : p->rows) out.back().push_back(r.id);
+      if (!p->next) break;
+      after = *p->next;
+    }
+    return out;
+  };
+  using Pages = std::vector<std::vector<std::string>>;
+  EXPECT_EQ(pages(std::nullopt, 2500), (Pages{{"b0", "b1", "b2"}, {"b3", "b4", "b5"}}));
+  EXPECT_EQ(pages(std::nullopt, 3000), (Pages{{"b0", "b1", "b2"}, {"b3", "b4", "b5"}}));
+  EXPECT_EQ(pages(std::nullopt, 1), (Pages{{"b0"}, {"b1"}, {"b2"}, {"b3"}, {"b4"}, {"b5"}}));
+  EXPECT_EQ(pages(1, 1500), (Pages{{"b1", "b3"}, {"b5"}}));
+  EXPECT_EQ(pages(0, kAnyBytes), (Pages{{"b0", "b2", "b4"}}));
 }
 
 TEST_P(ScheduleStoreTest, AFailedMutationTakesBackItsScheduleWrites) {

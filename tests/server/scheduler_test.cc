@@ -74,8 +74,9 @@ class ScanFailingStore final : public TimerStore {
     return store_.GetSchedule(id);
   }
   Result<SchedulePage> ListSchedules(std::optional<std::uint8_t> s, const std::string& a,
-                                     std::size_t l, const std::string& p) const override {
-    return store_.ListSchedules(s, a, l, p);
+                                     std::size_t l, std::size_t b,
+                                     const std::string& p) const override {
+    return store_.ListSchedules(s, a, l, b, p);
   }
   ScheduleCounts CountSchedules() const override { return store_.CountSchedules(); }
   Result<std::vector<TimerRecord>> LastWithPrefix(const std::string& p, const std::string& b,
