@@ -60,7 +60,8 @@ TEST(FlowBudgetTest, SharesNeverAddUpToMoreThanTheLimits) {
   std::mt19937 rng(7);
   for (int round = 0; round < 2000; ++round) {
     const FlowLimits limits =
-        Limits(1 + rng() % 5000, 1 + rng() % 200, 1 + rng() % 50);
+        Limits(static_cast<double>(1 + rng() % 5000), static_cast<double>(1 + rng() % 200),
+               static_cast<std::int64_t>(1 + rng() % 50));
     std::vector<NodeDemand> nodes;
     for (int i = 0; i < 1 + static_cast<int>(rng() % 7); ++i) {
       nodes.push_back(

@@ -408,7 +408,7 @@ TEST(ServerClusterTest, AFlowsRateHoldsAcrossTheClusterWhenANodeDiesMidThrottle)
     std::map<std::int64_t, int> tenths;
     for (const Delivery& x : d) ++tenths[(x.received_ms - first) / 100];
     std::string out = "kill at " + std::to_string((killed_ms - first) / 100) + ":";
-    for (const auto& [t, n] : tenths) out += " " + std::to_string(t) + "=" + std::to_string(n);
+    for (const auto& [tenth, n] : tenths) out += " " + std::to_string(tenth) + "=" + std::to_string(n);
     return out;
   }();
   EXPECT_LE(MaxInWindow(receiver.deliveries(), 3000), bound(3));
