@@ -5,6 +5,8 @@
 #include <boost/asio/ip/address.hpp>
 #include <cctype>
 
+#include "common/host_pattern.h"
+
 namespace tickwheel::server {
 
 namespace http = boost::beast::http;
@@ -21,15 +23,6 @@ bool IsIpLiteral(const std::string& host) {
   boost::system::error_code ec;
   (void)boost::asio::ip::make_address(host, ec);
   return !ec;
-}
-
-bool NameMatches(const std::string& pattern, const std::string& host) {
-  if (pattern.rfind("*.", 0) == 0) {
-    const std::string_view suffix = std::string_view(pattern).substr(1);  // ".example.com"
-    return host.size() > suffix.size() &&
-           host.compare(host.size() - suffix.size(), suffix.size(), suffix) == 0;
-  }
-  return pattern == host;
 }
 
 bool ValidName(std::string_view name) {
@@ -115,7 +108,7 @@ Status RequestGuard::CheckHost(const HttpRequest& head) const {
   if (!host.empty()) {
     if (IsIpLiteral(host) || host == "localhost") return Status::Ok();
     for (const std::string& name : public_hosts_) {
-      if (NameMatches(name, host)) return Status::Ok();
+      if (HostMatchesPattern(name, host)) return Status::Ok();
     }
   }
   std::string names = "IP addresses, localhost";

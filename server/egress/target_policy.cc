@@ -6,6 +6,8 @@
 #include <cctype>
 #include <charconv>
 
+#include "common/host_pattern.h"
+
 namespace tickwheel::server {
 
 namespace ip = boost::asio::ip;
@@ -48,18 +50,9 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
-bool NameMatches(const std::string& pattern, const std::string& host) {
-  if (pattern.rfind("*.", 0) == 0) {
-    const std::string_view suffix = std::string_view(pattern).substr(1);  // ".example.com"
-    return host.size() > suffix.size() &&
-           host.compare(host.size() - suffix.size(), suffix.size(), suffix) == 0;
-  }
-  return pattern == host;
-}
-
 bool AnyName(const std::vector<std::string>& patterns, const std::string& host) {
   return std::any_of(patterns.begin(), patterns.end(),
-                     [&](const std::string& p) { return NameMatches(p, host); });
+                     [&](const std::string& p) { return HostMatchesPattern(p, host); });
 }
 
 const Cidr* Find(const std::vector<Cidr>& networks, const ip::address& a) {
