@@ -112,8 +112,9 @@ func NewID() string {
 	return hex.EncodeToString(b)
 }
 
-// Trace is the caller's W3C Trace Context, carried to every delivery
-// attempt of the timers it creates (both optional).
+// Trace is the caller's W3C Trace Context (both optional), sent as
+// headers of the create; tickwheel serve does not carry it to deliveries
+// yet.
 type Trace struct {
 	Traceparent string
 	Tracestate  string

@@ -58,6 +58,8 @@ type CreateTimer struct {
 	Target   Target          `json:"target"`
 	Payload  json.RawMessage `json:"payload,omitempty"`
 	Retry    *RetryPolicy    `json:"retry,omitempty"`
+	// Flow names its flow (docs/flows.md); default its target's host:port.
+	Flow string `json:"flow,omitempty"`
 }
 
 // CreateTimers is a batch.
@@ -94,6 +96,7 @@ type Timer struct {
 	Attempts      int               `json:"attempts"`
 	Retry         TimerRetry        `json:"retry"`
 	Target        Target            `json:"target"`
+	Flow          string            `json:"flow"`
 	Payload       json.RawMessage   `json:"payload"`
 	CreatedMs     int64             `json:"created_ms"`
 	UpdatedMs     int64             `json:"updated_ms"`
@@ -258,4 +261,8 @@ type Delivery struct {
 	Payload  json.RawMessage `json:"payload"`
 	FireAtMs int64           `json:"fire_at_ms"`
 	Attempt  int             `json:"attempt"`
+	// A schedule's occurrence only: its schedule and the time of the
+	// recurrence (FireAtMs is when it was due).
+	Schedule  string `json:"schedule,omitempty"`
+	NominalMs int64  `json:"nominal_ms,omitempty"`
 }

@@ -115,9 +115,17 @@ TEST_F(ServerAccessTest, EveryV1RouteAnswers401WithoutAValidToken403ToAReaderTha
       {"POST", "/v1/schedules/acc-s:trigger", "", true, 201},
       {"POST", "/v1/schedules/acc-s:backfill", backfill, true, 200},
       {"DELETE", "/v1/schedules/acc-s2", "", true, 200},
+      {"GET", "/v1/flows", "", false, 200},
+      {"GET", "/v1/flows/acc-f", "", false, 200},
+      {"PUT", "/v1/flows/acc-f", R"({"rate_per_s":5,"burst":2,"max_in_flight":3})", true, 200},
+      {"POST", "/v1/flows/acc-f:pause", "", true, 200},
+      {"POST", "/v1/flows/acc-f:resume", "", true, 200},
+      {"DELETE", "/v1/flows/acc-f2", "", true, 200},
       {"GET", "/v1/whoami", "", false, 200},
       {"GET", "/v1/no-such-route", "", false, 404},
   };
+  // A flow with settings, for the DELETE above.
+  ASSERT_EQ(Call(*admin, "PUT", "/v1/flows/acc-f2", R"({"max_in_flight":4})").status, 200);
   int schedules = 0;
   auto body_of = [&](const Route& r) {
     if (r.path == "/v1/timers" && r.method == std::string("POST")) return fresh();
@@ -167,6 +175,9 @@ TEST_F(ServerAccessTest, EveryV1RouteAnswers401WithoutAValidToken403ToAReaderTha
   EXPECT_EQ(acc_s.body.at("payload").at("n").as_int64(), 1) << acc_s.raw;
   EXPECT_EQ(acc_s.body.at("last_occurrences").as_array().size(), 1u) << acc_s.raw;  // the planned one
   EXPECT_EQ(Call(*admin, "GET", "/v1/schedules/acc-s2").status, 200);
+  // ... acc-f not configured, acc-f2 not reset.
+  EXPECT_FALSE(Call(*admin, "GET", "/v1/flows/acc-f").body.at("configured").as_bool());
+  EXPECT_EQ(Call(*admin, "GET", "/v1/flows/acc-f2").body.at("max_in_flight").as_int64(), 4);
   for (const Route& r : routes) {
     JsonCall c = Call(*admin, r.method, r.path, body_of(r));
     EXPECT_EQ(c.status, r.admin_status) << r.method << " " << r.path << ": " << c.raw;
@@ -179,6 +190,10 @@ TEST_F(ServerAccessTest, EveryV1RouteAnswers401WithoutAValidToken403ToAReaderTha
   EXPECT_EQ(Call(*admin, "GET", "/v1/schedules/acc-snew-4").status, 200);
   EXPECT_EQ(Call(*admin, "GET", "/v1/schedules/acc-s2").status, 404);
   EXPECT_EQ(Call(*admin, "GET", "/v1/schedules/acc-s").body.at("payload").at("n").as_int64(), 2);
+  const JsonCall acc_f = Call(*admin, "GET", "/v1/flows/acc-f");
+  EXPECT_EQ(acc_f.body.at("max_in_flight").as_int64(), 3) << acc_f.raw;
+  EXPECT_FALSE(acc_f.body.at("paused").as_bool()) << acc_f.raw;  // paused, then resumed
+  EXPECT_FALSE(Call(*admin, "GET", "/v1/flows/acc-f2").body.at("configured").as_bool());
   // The trigger and the two backfilled times are delivered.
   EXPECT_TRUE(schedule_receiver.WaitFor(3, std::chrono::seconds(30)));
   // Tokens never reach the log.
@@ -195,6 +210,22 @@ TEST_F(ServerAccessTest, WhoamiSaysTheRoleAndHealthzAndMetricsStayOpen) {
   EXPECT_EQ(Call(*none, "GET", "/healthz").status, 200);
   EXPECT_EQ(none->Call("GET", "/metrics").status, 200);  // no --metrics-auth
   EXPECT_GT(Metric(*none, "tickwheel_http_requests_total{route=\"/v1/whoami\",code=\"401\"}"), 0);
+}
+
+// The API's description needs no token (like /healthz) and is the
+// docs/openapi.json of this build, byte for byte.
+TEST_F(ServerAccessTest, TheOpenApiDescriptionIsServedWithoutAToken) {
+  for (const char* token : {"", kRead, kAdmin}) {
+    server::HttpCallResult c = ClientWith(token)->Call("GET", "/v1/openapi.json");
+    EXPECT_EQ(c.status, 200) << token << ": " << c.body;
+    EXPECT_EQ(c.headers["content-type"], "application/json") << token;
+    EXPECT_EQ(c.body, ReadFile(std::string(TICKWHEEL_SOURCE_DIR) + "/docs/openapi.json")) << token;
+    EXPECT_FALSE(c.headers["etag"].empty()) << token;
+  }
+  // It is read-only: a write is 405 (not 401), naming GET.
+  server::HttpCallResult post = ClientWith("")->Call("POST", "/v1/openapi.json", "{}");
+  EXPECT_EQ(post.status, 405) << post.body;
+  EXPECT_EQ(post.headers["allow"], "GET");
 }
 
 TEST_F(ServerAccessTest, TargetHeadersAreSentAndShownOnlyToAnAdminWhoAsks) {

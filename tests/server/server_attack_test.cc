@@ -193,6 +193,29 @@ TEST_F(WebPageTest, AHostThatDoesNotNameTheServerIs421DnsRebinding) {
   EXPECT_EQ(RawConnection::StatusOf(Send(server_->port(), BrowserRequest("GET", "/healthz", rebound, ""))), 200);
 }
 
+// /v1/openapi.json needs no token, but a page may not read it through a
+// rebound name or from another origin: the guard checks it like any route.
+// Its ETag revalidates (304, no body).
+TEST_F(WebPageTest, TheApiDescriptionIsGuardedLikeEveryRouteAndRevalidates) {
+  const std::string first = Send(server_->port(), BrowserRequest("GET", "/v1/openapi.json", host_, ""));
+  ASSERT_EQ(RawConnection::StatusOf(first), 200) << first.substr(0, 400);
+  EXPECT_NE(first.find("\"openapi\": \"3.1.0\""), std::string::npos);
+  const std::size_t at = first.find("ETag: ");
+  ASSERT_NE(at, std::string::npos) << first.substr(0, 400);
+  const std::string etag = first.substr(at + 6, first.find("\r\n", at) - at - 6);
+  const std::string again = Send(server_->port(), BrowserRequest("GET", "/v1/openapi.json", host_,
+                                                                 "If-None-Match: " + etag + "\r\n"));
+  EXPECT_EQ(RawConnection::StatusOf(again), 304) << again;
+  EXPECT_EQ(again.find("openapi"), std::string::npos) << again;
+  const std::string rebound = "rebind.evil.example:" + std::to_string(server_->port());
+  const std::string misdirected = Send(server_->port(), BrowserRequest("GET", "/v1/openapi.json", rebound, ""));
+  EXPECT_EQ(RawConnection::StatusOf(misdirected), 421) << misdirected;
+  const std::string cross = Send(server_->port(), BrowserRequest("GET", "/v1/openapi.json", host_,
+                                                                 "Origin: https://evil.example\r\n"));
+  EXPECT_EQ(RawConnection::StatusOf(cross), 403) << cross;
+  EXPECT_NE(cross.find("origin_not_allowed"), std::string::npos) << cross;
+}
+
 TEST_F(WebPageTest, TheConsoleTheCliAndLocalhostStillWork) {
   // The console: its page, then its fetches (same origin, JSON bodies).
   const std::string same = "Origin: http://" + host_ + "\r\nSec-Fetch-Site: same-origin\r\n";

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -133,6 +134,12 @@ inline std::pair<int, std::string> RunTickwheel(const std::string& args,
 // Writes `text` to `path`.
 inline void WriteFile(const std::string& path, const std::string& text) {
   std::ofstream(path) << text;
+}
+
+// The bytes of the file at `path` ("" if it cannot be read).
+inline std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 }  // namespace tickwheel::testing

@@ -99,14 +99,16 @@ class Client:
         id: Optional[str] = None,
         payload: Any = None,
         retry: Optional[RetryPolicy] = None,
+        flow: Optional[str] = None,
         traceparent: Optional[str] = None,
         tracestate: Optional[str] = None,
     ) -> Timer:
         """Creates a timer (exactly one of delay_ms and fire_at_ms) and
         returns it, durable. The same id and body again returns the existing
         timer; the same id with another body raises ConflictError
-        (id_conflict). `traceparent`/`tracestate` (W3C Trace Context) are
-        carried to every delivery attempt."""
+        (id_conflict). `flow` names its flow (docs/flows.md).
+        `traceparent`/`tracestate` (W3C Trace Context) are sent as headers
+        of the create; the server does not carry them to deliveries yet."""
         body: Dict[str, Any] = {"id": id or new_id(), "target": target}
         if delay_ms is not None:
             body["delay_ms"] = delay_ms
@@ -116,6 +118,8 @@ class Client:
             body["payload"] = payload
         if retry is not None:
             body["retry"] = retry
+        if flow is not None:
+            body["flow"] = flow
         return self._call("POST", "/v1/timers", body, headers=_trace(traceparent, tracestate))
 
     def create_batch(

@@ -3,7 +3,7 @@
 docs/openapi.json (components/schemas), with the same name, the same keys
 and the same required keys: tests/test_shapes.py holds them to it."""
 
-from typing import Any, Dict, List, Literal, NotRequired, Optional, TypedDict, Union
+from typing import Any, Dict, List, Literal, NotRequired, Optional, Required, TypedDict, Union
 
 TimerState = Literal["pending", "delivering", "delivered", "failed", "cancelled"]
 
@@ -32,6 +32,7 @@ class CreateTimer(TypedDict):
     fire_at_ms: NotRequired[int]
     payload: NotRequired[Any]
     retry: NotRequired[RetryPolicy]
+    flow: NotRequired[str]
 
 
 class CreateTimers(TypedDict):
@@ -62,6 +63,7 @@ class Timer(TypedDict):
     attempts: int
     retry: TimerRetry
     target: Target
+    flow: str
     payload: Any
     created_ms: int
     updated_ms: int
@@ -207,3 +209,155 @@ class Delivery(TypedDict):
     payload: Any
     fire_at_ms: int
     attempt: int
+    schedule: NotRequired[str]  # a schedule's occurrence only
+    nominal_ms: NotRequired[int]
+
+
+# Schedules (docs/schedules.md) and flows (docs/flows.md): the shapes only;
+# the client has no calls for them yet.
+
+ScheduleState = Literal["active", "paused", "ended"]
+
+_Recurrence = TypedDict(
+    "_Recurrence",
+    {"every_ms": int, "anchor_ms": int, "cron": str, "time_zone": str,
+     "dst_gap": Literal["shift", "skip"], "dst_overlap": Literal["first", "both"],
+     "start_ms": Optional[int], "end_ms": Optional[int], "max_occurrences": Optional[int],
+     "jitter_ms": int, "overlap": Literal["allow", "skip", "buffer_one"],
+     "catch_up": Literal["none", "latest", "all"], "catch_up_window_ms": int, "catch_up_max": int,
+     "target": Target, "payload": Any, "retry": RetryPolicy, "flow": str},
+    total=False,
+)
+
+
+class CreateSchedule(_Recurrence):
+    id: Required[str]
+    target: Required[Target]
+
+
+class PatchSchedule(_Recurrence):
+    pass
+
+
+class _Skipped(TypedDict):
+    overlap: int
+    catch_up: int
+    dst: int
+
+
+class ScheduleCounts(TypedDict):
+    planned: int
+    fired: int
+    skipped: _Skipped
+    triggered: int
+    backfilled: int
+
+
+class UpcomingTime(TypedDict):
+    at_ms: int
+    occurrence: str
+    utc: str
+    local: NotRequired[str]
+    utc_offset_s: NotRequired[int]
+    abbreviation: NotRequired[str]
+
+
+class OccurrenceSummary(TypedDict):
+    id: str
+    state: TimerState
+    fire_at_ms: int
+    attempts: int
+    updated_ms: int
+    nominal_ms: NotRequired[int]
+    status: NotRequired[int]
+    last_error: NotRequired[str]
+
+
+class Schedule(TypedDict):
+    id: str
+    state: ScheduleState
+    jitter_ms: int
+    overlap: Literal["allow", "skip", "buffer_one"]
+    catch_up: Literal["none", "latest", "all"]
+    catch_up_window_ms: int
+    catch_up_max: int
+    retry: TimerRetry
+    target: Target
+    flow: str
+    payload: Any
+    created_ms: int
+    updated_ms: int
+    occurrences: int
+    counts: ScheduleCounts
+    ended_reason: NotRequired[Literal["end_ms", "max_occurrences", "no_more_times"]]
+    paused_ms: NotRequired[int]
+    every_ms: NotRequired[int]
+    anchor_ms: NotRequired[int]
+    cron: NotRequired[str]
+    time_zone: NotRequired[str]
+    dst_gap: NotRequired[Literal["shift", "skip"]]
+    dst_overlap: NotRequired[Literal["first", "both"]]
+    start_ms: NotRequired[int]
+    end_ms: NotRequired[int]
+    max_occurrences: NotRequired[int]
+    next_ms: NotRequired[int]
+    catch_up_ms: NotRequired[List[int]]
+    buffered_ms: NotRequired[int]
+    last_fired_ms: NotRequired[int]
+    next: NotRequired[List[UpcomingTime]]
+    last_occurrences: NotRequired[List[OccurrenceSummary]]
+
+
+class SchedulePage(TypedDict):
+    schedules: List[Schedule]
+    next_after: NotRequired[str]
+
+
+class Backfill(TypedDict):
+    from_ms: int
+    to_ms: int
+
+
+class BackfillOutcome(TypedDict):
+    created: int
+    existing: int
+    more: bool
+    next_from_ms: NotRequired[int]
+
+
+class FlowSettings(TypedDict, total=False):
+    rate_per_s: Optional[float]
+    burst: int
+    max_in_flight: Optional[int]
+    paused: bool
+
+
+class StoredFlowSettings(TypedDict):
+    paused: bool
+    updated_ms: int
+    rate_per_s: NotRequired[Optional[float]]
+    burst: NotRequired[int]
+    max_in_flight: NotRequired[Optional[int]]
+
+
+class Flow(TypedDict):
+    key: str
+    configured: bool
+    rate_per_s: Optional[float]
+    burst: Optional[int]
+    max_in_flight: Optional[int]
+    paused: bool
+    due: int
+    due_capped: bool
+    in_flight: int
+    sent_last_minute: int
+    delivered_last_minute: int
+    throttled_last_minute: int
+    lowered_rate_per_s: Optional[float]
+    held_until_ms: Optional[int]
+    settings: NotRequired[StoredFlowSettings]
+
+
+class FlowPage(TypedDict):
+    flows: List[Flow]
+    next_after: NotRequired[str]
