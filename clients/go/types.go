@@ -205,26 +205,32 @@ type SingleNode struct {
 // ClusterNode is a node of a cluster.
 type ClusterNode struct {
 	NodeID    string `json:"node_id"`
+	Instance  string `json:"instance"`
 	StartedMs int64  `json:"started_ms"`
 	ExpiresMs int64  `json:"expires_ms"`
 	Alive     bool   `json:"alive"`
 	Shards    int64  `json:"shards"`
 	Self      bool   `json:"self"`
+	// ClockOffsetMs is how far its clock is from PostgreSQL's (nil: not measured yet).
+	ClockOffsetMs *int64 `json:"clock_offset_ms"`
 }
 
 // ShardLease is a shard's lease; Owner is nil when no node holds it.
 type ShardLease struct {
-	Shard     int64   `json:"shard"`
-	Owner     *string `json:"owner"`
-	Epoch     int64   `json:"epoch"`
-	ExpiresMs int64   `json:"expires_ms"`
-	Live      bool    `json:"live"`
+	Shard int64   `json:"shard"`
+	Owner *string `json:"owner"`
+	// OwnerInstance is the owner's instance (nil when none).
+	OwnerInstance *string `json:"owner_instance"`
+	Epoch         int64   `json:"epoch"`
+	ExpiresMs     int64   `json:"expires_ms"`
+	Live          bool    `json:"live"`
 }
 
 // ClusterState is the cluster answer of a cluster node.
 type ClusterState struct {
 	Mode         string        `json:"mode"`
 	Node         string        `json:"node"`
+	Instance     string        `json:"instance"`
 	NowMs        int64         `json:"now_ms"`
 	Shards       int64         `json:"shards"`
 	FencedWrites int64         `json:"fenced_writes"`
@@ -239,8 +245,11 @@ type Whoami struct {
 
 // Health is /healthz's answer.
 type Health struct {
-	Status     string `json:"status"`
-	LeasesHeld *bool  `json:"leases_held,omitempty"`
+	Status      string `json:"status"`
+	Store       string `json:"store,omitempty"`
+	Node        string `json:"node,omitempty"`
+	ShardsOwned *int64 `json:"shards_owned,omitempty"`
+	LeasesHeld  *bool  `json:"leases_held,omitempty"`
 }
 
 // ErrorDetail is what went wrong.

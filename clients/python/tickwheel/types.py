@@ -158,13 +158,15 @@ class SingleNode(TypedDict):
 
 ClusterNode = TypedDict(
     "ClusterNode",
-    {"node_id": str, "started_ms": int, "expires_ms": int, "alive": bool, "shards": int, "self": bool},
+    {"node_id": str, "instance": str, "started_ms": int, "expires_ms": int, "alive": bool,
+     "shards": int, "self": bool, "clock_offset_ms": Optional[int]},
 )
 
 
 class ShardLease(TypedDict):
     shard: int
     owner: Optional[str]
+    owner_instance: Optional[str]
     epoch: int
     expires_ms: int
     live: bool
@@ -173,6 +175,7 @@ class ShardLease(TypedDict):
 class ClusterState(TypedDict):
     mode: Literal["cluster"]
     node: str
+    instance: str
     now_ms: int
     shards: int
     fenced_writes: int
@@ -189,6 +192,9 @@ class Whoami(TypedDict):
 
 class Health(TypedDict):
     status: Literal["ok", "draining"]
+    store: NotRequired[Literal["ok", "unavailable"]]
+    node: NotRequired[str]
+    shards_owned: NotRequired[int]
     leases_held: NotRequired[bool]
 
 

@@ -19,7 +19,8 @@ each PROGRAM must have written at least one. It fails on:
     a caller without a valid token), a method it lacks answered by
     anything but 405 with `Allow` naming exactly the documented methods;
   - a delivery (webhook) whose body or headers do not match `webhooks`;
-  - a documented operation that no exchange exercised with a 2xx.
+  - a documented operation that no exchange exercised with a 2xx;
+  - a code of docs/server.md's error table that ErrorDetail lacks.
 """
 import base64
 import collections
@@ -262,6 +263,18 @@ def main():
         contract = Contract(json.load(f))
     for schema in contract.doc["components"]["schemas"].values():
         jsonschema.Draft202012Validator.check_schema(schema)
+    # The error table of docs/server.md (beside the description): each of
+    # its codes is one the description names.
+    with open(os.path.join(os.path.dirname(spec), "server.md")) as f:
+        prose = f.read().split("### Errors", 1)[1].split("\n## ", 1)[0]
+    table = set()
+    for row in re.findall(r"^\| (`[a-z_]+`(?:, `[a-z_]+`)*) \|", prose, re.M):
+        table.update(re.findall(r"`([a-z_]+)`", row))
+    described = set(contract.doc["components"]["schemas"]["ErrorDetail"]["properties"]["code"]["enum"])
+    for code in sorted(table - described):
+        contract.fail(f"error code {code} of docs/server.md's error table is not in ErrorDetail", code)
+    if len(table) < 25:
+        contract.fail(f"only {len(table)} codes read from docs/server.md's error table", spec)
     missing = []
     for program in programs:
         files = sorted(glob.glob(os.path.join(log_dir, f"{program}-*.jsonl")))
