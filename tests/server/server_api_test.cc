@@ -404,6 +404,18 @@ TEST_P(ServerApiTest, DeadLettersAreRetriedAndDeletedInBulkByFilter) {
   EXPECT_EQ(unknown.status, 400);
   EXPECT_EQ(ErrorCode(unknown), "unknown_field");
   EXPECT_EQ(Call(client_, "GET", "/v1/timers:retry-failed").status, 405);
+  // One dead letter re-armed by its id (the receiver is healed): pending at
+  // once, then delivered; a timer that is not failed is 409 not_failed.
+  JsonCall one = Call(client_, "POST", "/v1/timers/" + p + "keep-1:retry");
+  ASSERT_EQ(one.status, 200) << one.raw;
+  EXPECT_EQ(State(one), "pending");
+  for (int i = 0; i < 3000 && State(Call(client_, "GET", "/v1/timers/" + p + "keep-1")) != "delivered"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(State(Call(client_, "GET", "/v1/timers/" + p + "keep-1")), "delivered");
+  JsonCall again = Call(client_, "POST", "/v1/timers/" + p + "keep-1:retry");
+  EXPECT_EQ(again.status, 409) << again.raw;
+  EXPECT_EQ(ErrorCode(again), "not_failed");
 }
 
 struct BadInput {
