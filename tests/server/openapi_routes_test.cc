@@ -6,10 +6,11 @@
 
 #include <boost/json.hpp>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
-#include "api/api.h"
+#include "api/route.h"
 #include "api/openapi.h"
 
 namespace tickwheel::server {
@@ -53,7 +54,8 @@ std::set<std::string> Methods(const char* allowed) {
 }
 
 TEST(OpenApiRoutesTest, EveryRouteAndMethodOfTheServerIsDescribed) {
-  const json::object& paths = Description().at("paths").as_object();
+  const json::object description = Description();
+  const json::object& paths = description.at("paths").as_object();
   const std::vector<Route::Kind> kinds = RouteKinds();
   ASSERT_GE(kinds.size(), 13u);  // at least the routes of 0.2.0 and this one
   for (Route::Kind kind : kinds) {
@@ -70,7 +72,8 @@ TEST(OpenApiRoutesTest, EveryRouteAndMethodOfTheServerIsDescribed) {
 TEST(OpenApiRoutesTest, EveryDescribedRouteAndMethodIsServed) {
   std::map<std::string, std::set<std::string>> served;
   for (Route::Kind kind : RouteKinds()) served[std::string(RouteTemplate(kind))] = Methods(AllowedMethods(kind));
-  for (const auto& [path, item] : Description().at("paths").as_object()) {
+  const json::object description = Description();
+  for (const auto& [path, item] : description.at("paths").as_object()) {
     ASSERT_TRUE(served.count(std::string(path))) << path << " is described but not a route";
     for (const auto& [key, op] : item.as_object()) {
       if (key == "parameters" || key == "summary" || key == "description") continue;

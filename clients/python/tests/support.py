@@ -92,7 +92,8 @@ class Receiver:
 def hold_the_only_connection(url):
     """Opens a TCP connection to the TLS server (started with
     --max-connections 1) and returns it once the server counts it: a probe
-    on another connection is then answered 503 overloaded."""
+    on another connection is then answered 503 overloaded (any route but /healthz,
+    which is answered even then)."""
     host, port = url.split("://")[1].split(":")
     held = socket.create_connection((host, int(port)))
     context = ssl.create_default_context(cafile=CA_FILE)
@@ -101,7 +102,7 @@ def hold_the_only_connection(url):
         try:
             with socket.create_connection((host, int(port)), timeout=5) as raw, \
                     context.wrap_socket(raw, server_hostname=host) as s:
-                s.sendall(f"GET /healthz HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+                s.sendall(f"GET /v1/whoami HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
                 return s.recv(64).startswith(b"HTTP/1.1 503")
         except OSError:
             return False
