@@ -85,6 +85,8 @@ type AttemptLogEntry struct {
 	DurationMs int64  `json:"duration_ms"`
 	Status     int    `json:"status,omitempty"`
 	Error      string `json:"error,omitempty"`
+	// ThrottledMs is how long its flow held the attempt back (0: not held).
+	ThrottledMs int64 `json:"throttled_ms,omitempty"`
 }
 
 // Timer is a timer as the server keeps it.

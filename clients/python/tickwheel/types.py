@@ -54,6 +54,7 @@ class AttemptLogEntry(TypedDict):
     duration_ms: int
     status: NotRequired[int]
     error: NotRequired[str]
+    throttled_ms: NotRequired[int]
 
 
 class Timer(TypedDict):
