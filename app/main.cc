@@ -3,6 +3,7 @@
 
 #include "demo.h"
 #ifdef TICKWHEEL_WITH_SERVER
+#include "data_commands.h"
 #include "server_commands.h"
 #endif
 
@@ -13,6 +14,7 @@ int main(int argc, char** argv) {
   tickwheel::app::AddDemoCommand(app, exit_code);
 #ifdef TICKWHEEL_WITH_SERVER
   tickwheel::app::RegisterServerCommands(app, exit_code);
+  tickwheel::app::RegisterDataCommands(app, exit_code);
 #endif
   CLI11_PARSE(app, argc, argv);
   return exit_code;

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "cli/blocking_http_client.h"
+#include "client_flags.h"
 #include "duration_flag.h"
 #include "serve/serve.h"
 
@@ -235,6 +236,9 @@ void AddServe(CLI::App& app, int& exit_code) {
                   "delete delivered and cancelled timers this long after they finished "
                   "(0s: keep them)")
       ->capture_default_str()->check(DurationCheck());
+  cmd->add_flag("--pause-delivery", options->pause_delivery,
+                "start without firing timers (reads and writes are served) until "
+                "`tickwheel delivery resume`: for a move between stores");
   cmd->add_option("--log-level", options->log_level,
                   "trace, debug (adds a line per delivery attempt), info, warn, error")
       ->capture_default_str()
@@ -298,50 +302,9 @@ void AddServe(CLI::App& app, int& exit_code) {
   });
 }
 
-struct ClientFlags {
-  std::string server = "127.0.0.1:8080";
-  bool json = false;
-  std::string token_file;
-  std::string ca_file;
-
-  // A client for --server with the token (--token-file, else
-  // $TICKWHEEL_TOKEN) and --ca-file; null, saying why, if the token
-  // cannot be read.
-  std::unique_ptr<BlockingHttpClient> Client() const {
-    server::BlockingHttpClientOptions options;
-    options.ca_file = ca_file;
-    if (!token_file.empty()) {
-      std::ifstream in(token_file);
-      std::getline(in, options.bearer_token);
-      while (!options.bearer_token.empty() &&
-             std::isspace(static_cast<unsigned char>(options.bearer_token.back()))) {
-        options.bearer_token.pop_back();
-      }
-      if (!in && options.bearer_token.empty()) {
-        std::fprintf(stderr, "tickwheel: --token-file %s: cannot read a token from it\n",
-                     token_file.c_str());
-        return nullptr;
-      }
-    } else if (const char* env = std::getenv("TICKWHEEL_TOKEN")) {
-      options.bearer_token = env;
-    }
-    return std::make_unique<BlockingHttpClient>(server, std::move(options));
-  }
-};
-
 void AddClientCommands(CLI::App& app, int& exit_code) {
   auto common = std::make_shared<ClientFlags>();
-  auto server_flag = [common](CLI::App* cmd) {
-    cmd->add_option("--server", common->server,
-                    "the server: host:port, or https://host:port for a server with --tls-cert")
-        ->capture_default_str();
-    cmd->add_flag("--json", common->json, "print the server's JSON answer as is");
-    cmd->add_option("--token-file", common->token_file,
-                    "a file holding the API token (default: $TICKWHEEL_TOKEN)")
-        ->check(CLI::ExistingFile);
-    cmd->add_option("--ca-file", common->ca_file,
-                    "PEM CA certificates trusted for an https:// --server");
-  };
+  auto server_flag = [common](CLI::App* cmd) { common->AddTo(*cmd); };
 
   struct AddFlags {
     std::string in, url, nats, payload, id;

@@ -22,6 +22,13 @@ Route MatchRoute(std::string_view path) {
   if (path == "/v1/stats") return {Route::Kind::kStats};
   if (path == "/v1/stats/series") return {Route::Kind::kStatsSeries};
   if (path == "/v1/cluster") return {Route::Kind::kCluster};
+  if (path == "/v1/admin/backup") return {Route::Kind::kAdminBackup};
+  if (path == "/v1/admin/export") return {Route::Kind::kAdminExport};
+  if (path == "/v1/admin/import") return {Route::Kind::kAdminImport};
+  if (path == "/v1/admin/delivery:pause") return {Route::Kind::kAdminDeliveryPause};
+  if (path == "/v1/admin/delivery:resume") return {Route::Kind::kAdminDeliveryResume};
+  if (path == "/v1/admin/writes:pause") return {Route::Kind::kAdminWritesPause};
+  if (path == "/v1/admin/writes:resume") return {Route::Kind::kAdminWritesResume};
   if (path.size() <= kTimers.size() + 1 || path.substr(0, kTimers.size() + 1) != "/v1/timers/") {
     return {};
   }
@@ -42,12 +49,19 @@ const char* Allowed(Route::Kind kind) {
     case Route::Kind::kWhoami:
     case Route::Kind::kStats:
     case Route::Kind::kStatsSeries:
-    case Route::Kind::kCluster: return "GET";
+    case Route::Kind::kCluster:
+    case Route::Kind::kAdminExport: return "GET";
     case Route::Kind::kTimers: return "GET, POST";
     case Route::Kind::kBatch:
     case Route::Kind::kTimerRetry:
     case Route::Kind::kRetryFailed:
-    case Route::Kind::kDeleteFailed: return "POST";
+    case Route::Kind::kDeleteFailed:
+    case Route::Kind::kAdminBackup:
+    case Route::Kind::kAdminImport:
+    case Route::Kind::kAdminDeliveryPause:
+    case Route::Kind::kAdminDeliveryResume:
+    case Route::Kind::kAdminWritesPause:
+    case Route::Kind::kAdminWritesResume: return "POST";
     case Route::Kind::kTimer: return "GET, PATCH, DELETE";
     case Route::Kind::kNone: return "";
   }
@@ -64,17 +78,45 @@ HttpResponse MethodNotAllowed(const HttpRequest& req, std::string_view path, con
   return res;
 }
 
+bool IsAdmin(Route::Kind kind) {
+  switch (kind) {
+    case Route::Kind::kAdminBackup:
+    case Route::Kind::kAdminExport:
+    case Route::Kind::kAdminImport:
+    case Route::Kind::kAdminDeliveryPause:
+    case Route::Kind::kAdminDeliveryResume:
+    case Route::Kind::kAdminWritesPause:
+    case Route::Kind::kAdminWritesResume: return true;
+    default: return false;
+  }
+}
+
+// A client's write: refused while writes are paused.
+bool IsClientWrite(Route::Kind kind, http::verb method) {
+  switch (kind) {
+    case Route::Kind::kTimers: return method == http::verb::post;
+    case Route::Kind::kTimer: return method == http::verb::patch || method == http::verb::delete_;
+    case Route::Kind::kBatch:
+    case Route::Kind::kTimerRetry:
+    case Route::Kind::kRetryFailed:
+    case Route::Kind::kDeleteFailed: return method == http::verb::post;
+    default: return false;
+  }
+}
+
 }  // namespace
 
 Api::Api(Handlers handlers, Metrics& metrics, Gauges gauges, HealthDetail health,
-         ApiAccess access)
+         ApiAccess access, const std::atomic<bool>* writes_paused)
     : timers_(handlers.timers),
       dead_letters_(handlers.dead_letters),
       stats_(handlers.stats),
+      admin_(handlers.admin),
       metrics_(metrics),
       gauges_(std::move(gauges)),
       health_(std::move(health)),
-      access_(std::move(access)) {}
+      access_(std::move(access)),
+      writes_paused_(writes_paused) {}
 
 asio::awaitable<HttpResponse> Api::Handle(HttpRequest& req) {
   metrics_.http_requests.fetch_add(1, std::memory_order_relaxed);
@@ -101,6 +143,18 @@ asio::awaitable<HttpResponse> Api::Handle(HttpRequest& req) {
       co_return AuthErrorResponse(allowed);
     }
     role = *who;
+    if (IsAdmin(route.kind) && role == Role::kRead) {
+      metrics_.http_client_errors.fetch_add(1, std::memory_order_relaxed);
+      co_return AuthErrorResponse(Status(StatusCode::kPermissionDenied, "forbidden",
+                                         std::string(path) + " needs an admin token"));
+    }
+  }
+  if (writes_paused_ != nullptr && writes_paused_->load() && IsClientWrite(route.kind, method)) {
+    HttpResponse paused = ErrorResponse(
+        Status(StatusCode::kUnavailable, "writes_paused",
+               "this server takes no writes now (an operator paused them, e.g. to move its "
+               "timers to another store); try again, or at the new address"));
+    co_return paused;
   }
   // Header values only for an admin token that asks for them.
   const bool may_see_headers = role == Role::kAdmin;
@@ -149,6 +203,27 @@ asio::awaitable<HttpResponse> Api::Handle(HttpRequest& req) {
       break;
     case Route::Kind::kCluster:
       if (method == http::verb::get) res = stats_.Cluster();
+      break;
+    case Route::Kind::kAdminBackup:
+      if (method == http::verb::post) res = co_await admin_.Backup(req);
+      break;
+    case Route::Kind::kAdminExport:
+      if (method == http::verb::get) res = co_await admin_.Export(query);
+      break;
+    case Route::Kind::kAdminImport:
+      if (method == http::verb::post) res = co_await admin_.Import(req);
+      break;
+    case Route::Kind::kAdminDeliveryPause:
+    case Route::Kind::kAdminDeliveryResume:
+      if (method == http::verb::post) {
+        res = co_await admin_.Delivery(route.kind == Route::Kind::kAdminDeliveryPause);
+      }
+      break;
+    case Route::Kind::kAdminWritesPause:
+    case Route::Kind::kAdminWritesResume:
+      if (method == http::verb::post) {
+        res = admin_.Writes(route.kind == Route::Kind::kAdminWritesPause);
+      }
       break;
     case Route::Kind::kTimer:
     case Route::Kind::kTimerRetry: {

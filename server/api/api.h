@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "api/admin_handlers.h"
 #include "api/auth.h"
 #include "api/dead_letter_handlers.h"
 #include "api/http_response.h"
@@ -23,6 +24,8 @@ struct Route {
   enum class Kind {
     kNone, kHealth, kMetrics, kWhoami, kTimers, kBatch, kTimer, kTimerRetry,
     kRetryFailed, kDeleteFailed, kStats, kStatsSeries, kCluster,
+    kAdminBackup, kAdminExport, kAdminImport, kAdminDeliveryPause, kAdminDeliveryResume,
+    kAdminWritesPause, kAdminWritesResume,
   };
   Kind kind = Kind::kNone;
   std::string id;  // kTimer, kTimerRetry
@@ -37,6 +40,11 @@ struct ApiAccess {
 // Every /v1 path (known or not) needs a valid token when there are tokens:
 // 401 with WWW-Authenticate without one, 403 for a read token that writes.
 // /healthz is always open; /metrics is open unless access.metrics_auth.
+// /v1/admin/ routes need an admin token (even to GET an export: it holds
+// target header values). While clients' writes are paused (admin
+// writes:pause, for a move), creates, reschedules, cancels, retries and the
+// bulk dead-letter actions answer 503 "writes_paused"; reads and the admin
+// routes are served.
 //
 // Thread safety: Handle may run on any number of threads at once.
 class Api {
@@ -51,10 +59,12 @@ class Api {
     TimerHandlers& timers;
     DeadLetterHandlers& dead_letters;
     StatsHandlers& stats;
+    AdminHandlers& admin;
   };
 
+  // `writes_paused` (may be null: never paused) must outlive this.
   Api(Handlers handlers, Metrics& metrics, Gauges gauges, HealthDetail health = {},
-      ApiAccess access = {});
+      ApiAccess access = {}, const std::atomic<bool>* writes_paused = nullptr);
 
   boost::asio::awaitable<HttpResponse> Handle(HttpRequest& req);
 
@@ -65,10 +75,12 @@ class Api {
   TimerHandlers& timers_;
   DeadLetterHandlers& dead_letters_;
   StatsHandlers& stats_;
+  AdminHandlers& admin_;
   Metrics& metrics_;
   const Gauges gauges_;
   const HealthDetail health_;
   const ApiAccess access_;
+  const std::atomic<bool>* const writes_paused_;
   std::atomic<bool> draining_{false};
 };
 

@@ -35,6 +35,19 @@ void Scheduler::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+void Scheduler::Pause(bool paused) {
+  {
+    internal::MutexLock lock(mutex_);
+    paused_ = paused;
+  }
+  sleeper_->Wake();
+}
+
+bool Scheduler::paused() const {
+  internal::MutexLock lock(mutex_);
+  return paused_;
+}
+
 void Scheduler::AddShards(const std::vector<int>& shards) {
   {
     internal::MutexLock lock(mutex_);
@@ -308,15 +321,17 @@ void Scheduler::Loop() {
       swept_ += found;
       continue;
     }
-    wheel_.Advance(steady_now, [&](std::string id) {
-      mutex_.AssertHeld();  // Advance calls back under our lock
-      auto it = entries_.find(id);
-      if (it == entries_.end() || it->second.in_flight) return;
-      it->second.in_flight = true;
-      it->second.timer = TimerId();
-      ++in_flight_;
-      fired.push_back({it->second.due_ms, std::move(id)});
-    });
+    if (!paused_) {  // paused: due timers wait in the wheel
+      wheel_.Advance(steady_now, [&](std::string id) {
+        mutex_.AssertHeld();  // Advance calls back under our lock
+        auto it = entries_.find(id);
+        if (it == entries_.end() || it->second.in_flight) return;
+        it->second.in_flight = true;
+        it->second.timer = TimerId();
+        ++in_flight_;
+        fired.push_back({it->second.due_ms, std::move(id)});
+      });
+    }
     if (!fired.empty()) {
       lock.Unlock();
       fire_(std::move(fired));
@@ -332,7 +347,7 @@ void Scheduler::Loop() {
     }
     if (!shards_to_load_.empty()) until = std::min(until, retry_load_at_);
     if (room && !shards_.empty()) until = std::min(until, next_sweep_);
-    if (auto next = wheel_.NextDeadline(); next && *next < until) until = *next;
+    if (auto next = wheel_.NextDeadline(); next && *next < until && !paused_) until = *next;
     if (until <= steady_now) continue;
     sleeping_until_ = until;
     lock.Unlock();

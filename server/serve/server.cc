@@ -149,6 +149,11 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
         std::move(callbacks));
   }
 
+  if (!cluster) {
+    std::string backup_note;
+    if (Status bad = CheckBackupFormat(options.data_dir, &backup_note); !bad.ok()) return bad;
+    if (!backup_note.empty()) spdlog::info("{}", backup_note);
+  }
   StoreOptions store_options;
   store_options.data_dir = options.data_dir;
   store_options.postgres = options.postgres;
@@ -202,6 +207,11 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
       [raw](std::vector<DueEntry> due) { raw->dispatcher_->OnFired(std::move(due)); });
   s->dispatcher_ = std::make_unique<Dispatcher>(*s->store_, *s->scheduler_, clock, *s->webhook_,
                                                 s->nats_.get(), metrics);
+  if (options.pause_delivery) {
+    s->scheduler_->Pause(true);
+    spdlog::warn("--pause-delivery: no timer is fired until POST /v1/admin/delivery:resume "
+                 "(tickwheel delivery resume)");
+  }
   s->store_->SetDueListener([raw](const std::string& id, std::optional<std::int64_t> due) {
     raw->scheduler_->OnDueChange(id, due);
   });
@@ -225,12 +235,29 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
   sources.in_window = [raw] { return raw->scheduler_->loaded(); };
   s->stats_ = std::make_unique<StatsHandlers>(*s->store_, clock, metrics, *s->series_,
                                               std::move(sources));
+  s->exports_ = std::make_unique<ExportSessions>(*s->store_, clock);
+  s->backups_ = std::make_unique<BackupTaker>(*s->store_);
+  s->admin_pool_ = std::make_unique<asio::thread_pool>(2);
+  AdminControls controls;
+  controls.pause_delivery = [raw](bool paused) {
+    raw->scheduler_->Pause(paused);
+    spdlog::info("delivery {}", paused ? "paused (POST /v1/admin/delivery:resume resumes it)"
+                                       : "resumed");
+  };
+  controls.delivery_paused = [raw] { return raw->scheduler_->paused(); };
+  controls.in_flight = [raw] { return raw->dispatcher_->in_flight(); };
+  controls.writes_paused = &s->writes_paused_;
+  controls.pause_wait = options.drain_timeout;
+  s->admin_ = std::make_unique<AdminHandlers>(
+      AdminParts{*s->store_, clock, *s->exports_, *s->backups_, *s->admin_pool_,
+                 cluster ? "postgres" : "embedded"},
+      limits, std::move(controls));
   const bool tokens = security->access.auth.enabled();
   const std::size_t token_count = security->access.auth.size();
   s->api_ = std::make_unique<Api>(
-      Api::Handlers{*s->handlers_, *s->dead_letters_, *s->stats_}, metrics,
+      Api::Handlers{*s->handlers_, *s->dead_letters_, *s->stats_, *s->admin_}, metrics,
       [raw](std::string& out) { raw->AppendGauges(out); }, [raw] { return raw->HealthDetail(); },
-      std::move(security->access));
+      std::move(security->access), &s->writes_paused_);
   if (tokens) {
     spdlog::info("access: {} token(s) from --auth-token-file; /metrics {}", token_count,
                  options.metrics_auth ? "needs a token" : "open");
@@ -303,8 +330,11 @@ void Server::StartCluster(const std::string& node_id) {
 }
 
 std::string Server::HealthDetail() const {
-  if (!leases_) return "";
-  return ",\"node\":" + boost::json::serialize(boost::json::string(node_id_)) + ",\"shards_owned\":" +
+  std::string out;
+  if (scheduler_->paused()) out += ",\"delivery\":\"paused\"";
+  if (writes_paused_.load()) out += ",\"writes\":\"paused\"";
+  if (!leases_) return out;
+  return out + ",\"node\":" + boost::json::serialize(boost::json::string(node_id_)) + ",\"shards_owned\":" +
          std::to_string(leases_->owned().size()) +
          ",\"leases_held\":" + (leases_->holds_leases() ? "true" : "false");
 }
@@ -369,6 +399,8 @@ void Server::Drain(const std::function<bool()>& cut_short) {
           std::chrono::steady_clock::now() + std::chrono::seconds(2), cut_short);
   ioc_.stop();
   for (auto& t : http_threads_) t.join();
+  admin_pool_->join();  // backups and export pages in progress finish
+  exports_->Clear();    // their snapshots go before the store closes
   series_sampler_.reset();
   if (retention_) retention_->Stop();
   store_->Close();

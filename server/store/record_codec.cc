@@ -8,6 +8,7 @@ namespace {
 constexpr std::uint8_t kFormat1 = 1;
 constexpr std::uint8_t kFormat2 = 2;
 constexpr std::uint16_t kMaxHeaders = 256;
+static_assert(kFormat2 == kRecordFormat, "kRecordFormat names the format EncodeRecord writes");
 
 template <typename T>
 void PutFixed(std::string& out, T value) {

@@ -10,6 +10,10 @@
 
 namespace tickwheel::server {
 
+// The format EncodeRecord writes; backups and exports name it, so that a
+// server can tell a copy it cannot read.
+inline constexpr int kRecordFormat = 2;
+
 // Format 2. Format 1 (before digests were stable and attempts were logged)
 // is still read: its records come back with DigestKind::kLegacy, and are
 // written in format 2 at their next change.

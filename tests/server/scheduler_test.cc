@@ -52,6 +52,8 @@ class ScanFailingStore final : public TimerStore {
     return store_.FinishedBefore(s, t, l);
   }
   StateCounts Counts() const override { return store_.Counts(); }
+  Result<std::unique_ptr<StoreSnapshot>> Snapshot() const override { return store_.Snapshot(); }
+  Status Checkpoint(const std::string& dir) override { return store_.Checkpoint(dir); }
   int shard_count() const override { return store_.shard_count(); }
   int ShardOf(std::string_view id) const override { return store_.ShardOf(id); }
   void SetDueListener(DueListener l) override { store_.SetDueListener(std::move(l)); }
