@@ -245,7 +245,9 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
                                        : "resumed");
   };
   controls.delivery_paused = [raw] { return raw->scheduler_->paused(); };
-  controls.in_flight = [raw] { return raw->dispatcher_->in_flight(); };
+  // The scheduler's count: a timer is in flight from the moment it fires
+  // (before the dispatcher sees it) until its outcome is written.
+  controls.in_flight = [raw] { return static_cast<std::int64_t>(raw->scheduler_->in_flight()); };
   controls.writes_paused = &s->writes_paused_;
   controls.pause_wait = options.drain_timeout;
   s->admin_ = std::make_unique<AdminHandlers>(

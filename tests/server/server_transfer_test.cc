@@ -1,0 +1,514 @@
+// Data in and out of the real `tickwheel serve`, through the real
+// `tickwheel` commands: a hot backup while timers are created and
+// delivered, then a server on the backup; export -> import into a fresh
+// embedded server and into a PostgreSQL node (the exports match line for
+// line); an import done twice; an import killed half-way and resumed; and
+// the move from the embedded store to a cluster while timers fall due,
+// counted by the receiver: each delivered once, none early.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "server_test_util.h"
+#include "support/postgres_server.h"
+
+namespace tickwheel::testing {
+namespace {
+
+using server::BlockingHttpClient;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+std::vector<std::string> Lines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> out;
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+boost::json::object Json(const std::string& line) { return boost::json::parse(line).as_object(); }
+
+// The ids of an export's timer lines.
+std::set<std::string> ExportedIds(const std::string& path) {
+  std::set<std::string> ids;
+  for (const std::string& line : Lines(path)) {
+    boost::json::object o = Json(line);
+    if (o.at("kind") == "timer") ids.insert(std::string(o.at("id").as_string()));
+  }
+  return ids;
+}
+
+// `tickwheel ARGS` for a server; fails the test unless it exits `rc`.
+std::string Tickwheel(const std::string& args, int rc = 0) {
+  auto [code, out] = RunTickwheel(args);
+  EXPECT_EQ(code, rc) << "tickwheel " << args << "\n" << out;
+  return out;
+}
+
+// 12,345: how the commands print counts.
+std::string Grouped(std::int64_t n) {
+  std::string digits = std::to_string(n), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+// Polls `done` every 20 ms for up to `patience`.
+bool WaitUntil(const std::function<bool()>& done, milliseconds patience) {
+  const auto until = std::chrono::steady_clock::now() + patience;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= until) return false;
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  return true;
+}
+
+std::int64_t Count(BlockingHttpClient& client, const std::string& state) {
+  JsonCall stats = Call(client, "GET", "/v1/stats");
+  if (stats.status != 200) return -1;
+  return stats.body.at("counts").at(state).as_int64();
+}
+
+// Creates timers through `address()` until stopped, as clients do: 201s
+// are acknowledged (id -> fire_at_ms); a 503 (writes paused, a server
+// going away) is tried again after a pause, at whatever address() says
+// then. Each request waits `pause` first, so the load is paced.
+class Creators {
+ public:
+  Creators(std::function<std::string()> address, std::string url, int threads, int min_delay_ms,
+           int max_delay_ms, milliseconds pause)
+      : address_(std::move(address)) {
+    for (int t = 0; t < threads; ++t) {
+      threads_.emplace_back([this, url, t, min_delay_ms, max_delay_ms, pause] {
+        std::mt19937 rng(static_cast<unsigned>(t + 7));
+        std::uniform_int_distribution<int> delay(min_delay_ms, max_delay_ms);
+        std::string at = address_();
+        auto client = std::make_unique<BlockingHttpClient>(at, seconds(5));
+        for (int n = 0; !stop_.load(); ++n) {
+          const bool batch = n % 3 == 0;
+          std::string body;
+          for (int k = 0; k < (batch ? 20 : 1); ++k) {
+            std::string id = "c";
+            id += std::to_string(t);
+            id += '-';
+            id += std::to_string(n);
+            id += '-';
+            id += std::to_string(k);
+            if (k > 0) body += ',';
+            body += TimerBody(id, delay(rng), url);
+          }
+          if (batch) body = "{\"timers\":[" + body + "]}";
+          for (;;) {  // the same request until it is answered 201 (or the test ends)
+            std::this_thread::sleep_for(pause);
+            if (address_() != at) {
+              at = address_();
+              client = std::make_unique<BlockingHttpClient>(at, seconds(5));
+            }
+            server::HttpCallResult r =
+                client->Call("POST", batch ? "/v1/timers:batch" : "/v1/timers", body);
+            if (r.status == 201) {
+              Acknowledge(r.body, batch);
+              break;
+            }
+            if (r.status == 503) refused_.fetch_add(1);
+            if (stop_.load()) break;
+            std::this_thread::sleep_for(milliseconds(20));
+          }
+        }
+      });
+    }
+  }
+  ~Creators() { Stop(); }
+  void Stop() {
+    stop_.store(true);
+    for (auto& t : threads_) {
+      if (t.joinable()) t.join();
+    }
+  }
+  std::map<std::string, std::int64_t> acked() const {
+    std::lock_guard lock(mutex_);
+    return acked_;
+  }
+  std::size_t refused() const { return refused_.load(); }
+
+ private:
+  void Acknowledge(const std::string& body, bool batch) {
+    boost::json::value v = boost::json::parse(body);
+    std::lock_guard lock(mutex_);
+    if (batch) {
+      for (const auto& item : v.at("timers").as_array()) {
+        acked_[std::string(item.at("id").as_string())] = item.at("fire_at_ms").as_int64();
+      }
+    } else {
+      acked_[std::string(v.at("id").as_string())] = v.at("fire_at_ms").as_int64();
+    }
+  }
+
+  const std::function<std::string()> address_;
+  std::atomic<bool> stop_{false};
+  std::atomic<std::size_t> refused_{0};
+  mutable std::mutex mutex_;
+  std::map<std::string, std::int64_t> acked_;
+  std::vector<std::thread> threads_;
+};
+
+// ---- backup ----
+
+TEST(ServerTransferTest, ABackupTakenUnderLoadHoldsEveryTimerAcknowledgedBeforeIt) {
+  TempDir dir;
+  WebhookReceiver receiver(2);
+  ServerProcess server(Binary(), dir.path() + "/data");
+  ASSERT_TRUE(server.Start());
+  const std::string address = server.address();
+  // Half due within two seconds (delivered while the backup is taken),
+  // half in an hour.
+  Creators near([&] { return address; }, receiver.url(), 2, 0, 2000, milliseconds(1));
+  Creators far([&] { return address; }, receiver.url(), 2, 3'600'000, 3'600'000, milliseconds(1));
+  ASSERT_TRUE(WaitUntil([&] { return receiver.count() >= 500 && far.acked().size() >= 1000; },
+                        seconds(60)));
+  std::map<std::string, std::int64_t> before = near.acked();
+  for (const auto& [id, at] : far.acked()) before[id] = at;
+  const std::string backup = dir.path() + "/backup";
+  const std::string out = Tickwheel("backup --server " + address + " --to " + backup);
+  EXPECT_NE(out.find("backup in " + backup), std::string::npos) << out;
+  const std::size_t delivered_during = receiver.count();
+  // The load went on during the backup.
+  ASSERT_TRUE(WaitUntil([&] { return near.acked().size() + far.acked().size() > before.size() + 200; },
+                        seconds(30)));
+  near.Stop();
+  far.Stop();
+  EXPECT_GT(receiver.count(), delivered_during);
+  EXPECT_EQ(server.Terminate(), 0);
+  // A second backup into the same directory is refused; one into a
+  // directory whose parent is missing too.
+  ASSERT_TRUE(server.Start());
+  Tickwheel("backup --server " + address + " --to " + backup, 1);
+  Tickwheel("backup --server " + address + " --to " + dir.path() + "/no/such/parent", 1);
+  EXPECT_EQ(server.Terminate(), 0);
+
+  boost::json::object manifest = Json(Lines(backup + "/tickwheel-backup.json").at(0));
+  EXPECT_EQ(manifest.at("record_format").as_int64(), 2);
+  EXPECT_FALSE(manifest.at("server_version").as_string().empty());
+  // A server started on the backup has every timer acknowledged before it.
+  ServerProcess restored(Binary(), backup, {"--pause-delivery"});
+  ASSERT_TRUE(restored.Start());
+  EXPECT_NE(restored.log().find("was a backup taken at"), std::string::npos) << restored.log();
+  const std::string file = dir.path() + "/restored.jsonl";
+  Tickwheel("export --server " + restored.address() + " -o " + file);
+  const std::set<std::string> ids = ExportedIds(file);
+  std::size_t missing = 0;
+  for (const auto& [id, at] : before) missing += ids.count(id) ? 0 : 1;
+  EXPECT_EQ(missing, 0u) << "of " << before.size() << " acknowledged before the backup";
+  std::printf("[backup] %zu timers acknowledged before the backup, all in it (%zu timers in it)\n",
+              before.size(), ids.size());
+  // It is a server like any other.
+  BlockingHttpClient client(restored.address());
+  EXPECT_EQ(Call(client, "POST", "/v1/timers", TimerBody("after-restore", 60'000, receiver.url())).status,
+            201);
+}
+
+// ---- export and import ----
+
+// A server holding timers in every finished and waiting state: delivered,
+// dead letters (with their attempts and errors), cancelled, and pending
+// ones with headers and payloads.
+void MakeTimersInEveryState(const std::string& address, WebhookReceiver& receiver) {
+  receiver.SetPolicy([](const Delivery& d) { return d.id.rfind("dead-", 0) == 0 ? 500 : 200; });
+  BlockingHttpClient client(address);
+  for (int i = 0; i < 10; ++i) {
+    const std::string n = std::to_string(i);
+    ASSERT_EQ(Call(client, "POST", "/v1/timers", TimerBody("done-" + n, 0, receiver.url())).status, 201);
+    ASSERT_EQ(Call(client, "POST", "/v1/timers",
+                   TimerBody("dead-" + n, 0, receiver.url(),
+                             R"("retry":{"max_attempts":2,"backoff_ms":10})"))
+                  .status,
+              201);
+    ASSERT_EQ(Call(client, "POST", "/v1/timers", TimerBody("gone-" + n, 3'600'000, receiver.url())).status,
+              201);
+    ASSERT_EQ(Call(client, "DELETE", "/v1/timers/gone-" + n).status, 200);
+  }
+  std::string batch;
+  for (int i = 0; i < 30; ++i) {
+    batch += (i ? "," : "");
+    batch += "{\"id\":\"wait-" + std::to_string(i) + "\",\"delay_ms\":" +
+             std::to_string(3'600'000 + i) + ",\"target\":{\"url\":\"" + receiver.url() +
+             "\",\"headers\":{\"X-Tenant\":\"t" + std::to_string(i) +
+             "\"}},\"payload\":{\"order\":" + std::to_string(i) + ",\"tags\":[\"a\",\"é\"]}}";
+  }
+  ASSERT_EQ(Call(client, "POST", "/v1/timers:batch", "{\"timers\":[" + batch + "]}").status, 201);
+  ASSERT_TRUE(WaitUntil([&] { return Count(client, "delivered") == 10 && Count(client, "failed") == 10; },
+                        seconds(60)));
+}
+
+// An export's lines but its first: the header says when and from which
+// store it was taken.
+std::vector<std::string> Timers(const std::string& path) {
+  std::vector<std::string> lines = Lines(path);
+  EXPECT_FALSE(lines.empty());
+  if (!lines.empty()) lines.erase(lines.begin());
+  return lines;
+}
+
+TEST(ServerTransferTest, AnExportImportedIntoAFreshServerOrAPostgresNodeExportsTheSame) {
+  TempDir dir;
+  WebhookReceiver receiver(2);
+  ServerProcess source(Binary(), dir.path() + "/source");
+  ASSERT_TRUE(source.Start());
+  MakeTimersInEveryState(source.address(), receiver);
+  Tickwheel("delivery pause --server " + source.address());  // nothing in flight
+  const std::string exported = dir.path() + "/source.jsonl";
+  Tickwheel("export --server " + source.address() + " -o " + exported);
+  const std::vector<std::string> lines = Lines(exported);
+  ASSERT_EQ(lines.size(), 62u);  // header, 60 timers, end
+  boost::json::object header = Json(lines.front());
+  EXPECT_EQ(header.at("timers").as_int64(), 60);
+  EXPECT_EQ(header.at("store"), "embedded");
+  EXPECT_EQ(lines.back(), R"({"kind":"end"})");
+
+  PostgresServer postgres;
+  ASSERT_TRUE(postgres.ok()) << postgres.log();
+  ServerProcess embedded(Binary(), dir.path() + "/embedded", {"--pause-delivery"});
+  ServerProcess node(Binary(), dir.path() + "/node",
+                     {"--postgres", postgres.url(), "--shards", "8", "--pause-delivery"});
+  ASSERT_TRUE(embedded.Start());
+  ASSERT_TRUE(node.Start());
+  for (ServerProcess* target : {&embedded, &node}) {
+    const std::string out = Tickwheel("import --server " + target->address() + " --file " + exported);
+    EXPECT_NE(out.find("created 60, existing 0, conflicts 0"), std::string::npos) << out;
+    const std::string again = dir.path() + "/again-" + std::to_string(target->port()) + ".jsonl";
+    Tickwheel("export --server " + target->address() + " -o " + again);
+    EXPECT_EQ(Timers(again), Timers(exported)) << "diff " << exported << " " << again;
+    boost::json::object h = Json(Lines(again).front());
+    EXPECT_EQ(h.at("counts"), header.at("counts"));
+    EXPECT_EQ(h.at("store"), target == &node ? "postgres" : "embedded");
+    // Restored as they were: a dead letter with its attempts and error, a
+    // repeated create of a pending one answered 200 (its digest came too).
+    BlockingHttpClient client(target->address());
+    JsonCall dead = Call(client, "GET", "/v1/timers/dead-3");
+    EXPECT_EQ(State(dead), "failed");
+    EXPECT_EQ(dead.body.at("attempts").as_int64(), 2);
+    EXPECT_EQ(dead.body.at("last_error"), "HTTP 500");
+    JsonCall retried = Call(client, "POST", "/v1/timers:batch",
+                            "{\"timers\":[" + TimerBody("done-1", 0, receiver.url()) + "]}");
+    EXPECT_EQ(retried.status, 200) << retried.raw;
+  }
+}
+
+TEST(ServerTransferTest, ImportingTheSameFileTwiceCreatesNothingNewAndConflictsAreReported) {
+  TempDir dir;
+  WebhookReceiver receiver(1);
+  ServerProcess server(Binary(), dir.path() + "/data", {"--pause-delivery"});
+  ASSERT_TRUE(server.Start());
+  const std::string file = dir.path() + "/timers.jsonl";
+  {
+    std::ofstream out(file);
+    for (int i = 0; i < 500; ++i) {
+      out << R"({"kind":"timer","id":"imp-)" << i << R"(","state":")"
+          << (i % 5 == 0 ? "failed" : "pending") << R"(","fire_at_ms":)" << 4'000'000'000'000 + i
+          << R"(,"attempts":)" << (i % 5 == 0 ? 3 : 0)
+          << R"(,"retry":{"max_attempts":3,"backoff_ms":100},"target":{"url":")" << receiver.url()
+          << R"("},"payload":{"i":)" << i << "}" << (i % 5 == 0 ? R"(,"last_error":"HTTP 503")" : "")
+          << "}\n";
+    }
+  }
+  const std::string address = server.address();
+  std::string first = Tickwheel("import --server " + address + " --batch 64 -f " + file);
+  EXPECT_NE(first.find("created 500, existing 0, conflicts 0"), std::string::npos) << first;
+  const std::string once = dir.path() + "/once.jsonl";
+  Tickwheel("export --server " + address + " -o " + once);
+  std::string second = Tickwheel("import --server " + address + " --batch 64 -f " + file);
+  EXPECT_NE(second.find("created 0, existing 500, conflicts 0"), std::string::npos) << second;
+  const std::string twice = dir.path() + "/twice.jsonl";
+  Tickwheel("export --server " + address + " -o " + twice);
+  EXPECT_EQ(Timers(twice), Timers(once));
+  // A file whose timer 7 differs from the stored one: reported with its
+  // line, and the stored timer is left as it was; exit 1.
+  const std::string changed = dir.path() + "/changed.jsonl";
+  {
+    std::vector<std::string> lines = Lines(file);
+    const std::size_t at = lines[7].find(R"("i":7)");
+    lines[7].replace(at, 5, R"("i":70)");
+    std::ofstream out(changed);
+    for (const std::string& l : lines) out << l << "\n";
+  }
+  std::string conflict = Tickwheel("import --server " + address + " -f " + changed, 1);
+  EXPECT_NE(conflict.find("conflict: " + changed + " line 8: id imp-7"), std::string::npos) << conflict;
+  EXPECT_NE(conflict.find("created 0, existing 499, conflicts 1"), std::string::npos) << conflict;
+  BlockingHttpClient client(address);
+  EXPECT_EQ(Call(client, "GET", "/v1/timers/imp-7").body.at("payload").at("i").as_int64(), 7);
+  // A bad line stops the import there, naming it.
+  const std::string bad = dir.path() + "/bad.jsonl";
+  WriteFile(bad, Lines(file)[0] + "\n" + R"({"id":"x","state":"pending","fire_at_ms":1,"target":{"url":"gopher://h"}})" + "\n");
+  std::string refused = Tickwheel("import --server " + address + " -f " + bad, 1);
+  EXPECT_NE(refused.find(bad + " line 2: target.url"), std::string::npos) << refused;
+}
+
+// Starts `tickwheel ARGS` (stdout and stderr to `log`); its pid.
+pid_t Spawn(const std::vector<std::string>& args, const std::string& log) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    std::freopen(log.c_str(), "w", stdout);
+    std::freopen(log.c_str(), "a", stderr);
+    std::vector<char*> argv{const_cast<char*>(Binary())};
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(Binary(), argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+TEST(ServerTransferTest, AnImportKilledHalfWayAndResumedDeliversEachTimerOnce) {
+  TempDir dir;
+  WebhookReceiver receiver(2);
+  ServerProcess server(Binary(), dir.path() + "/data", {"--pause-delivery"});
+  ASSERT_TRUE(server.Start());
+  constexpr int kTimers = 20'000;
+  const std::string file = dir.path() + "/timers.jsonl";
+  {
+    std::ofstream out(file);
+    out << R"({"kind":"export","format":1,"timers":)" << kTimers << "}\n";
+    for (int i = 0; i < kTimers; ++i) {
+      out << R"({"kind":"timer","id":"k)" << i
+          << R"(","state":"pending","fire_at_ms":1000,"retry":{"max_attempts":3,"backoff_ms":100},"target":{"url":")"
+          << receiver.url() << R"("},"payload":)" << i << "}\n";
+    }
+    out << "{\"kind\":\"end\"}\n";
+  }
+  const std::string checkpoint = dir.path() + "/import.checkpoint";
+  const std::vector<std::string> args = {"import", "--server", server.address(), "--file", file,
+                                         "--batch", "50", "--checkpoint", checkpoint};
+  const pid_t importer = Spawn(args, dir.path() + "/import1.log");
+  BlockingHttpClient client(server.address());
+  ASSERT_TRUE(WaitUntil([&] { return Count(client, "pending") >= kTimers / 3; }, seconds(120)));
+  kill(importer, SIGKILL);
+  int status = 0;
+  waitpid(importer, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "the import finished before it could be killed";
+  const std::int64_t before = Count(client, "pending");
+  ASSERT_LT(before, kTimers);
+  // Run again: it goes on from its checkpoint.
+  std::string out = Tickwheel("import --server " + server.address() + " --file " + file +
+                              " --batch 50 --checkpoint " + checkpoint);
+  EXPECT_NE(out.find("resuming " + file + " at line"), std::string::npos) << out;
+  EXPECT_EQ(Count(client, "pending"), kTimers);
+  Tickwheel("delivery resume --server " + server.address());
+  ASSERT_TRUE(receiver.WaitFor(kTimers, seconds(120)));
+  std::this_thread::sleep_for(milliseconds(500));  // no more should come
+  std::map<std::string, int> times;
+  for (const Delivery& d : receiver.deliveries()) ++times[d.id];
+  EXPECT_EQ(times.size(), static_cast<std::size_t>(kTimers));
+  int twice = 0;
+  for (const auto& [id, n] : times) twice += n > 1 ? 1 : 0;
+  EXPECT_EQ(twice, 0);
+  std::printf("[import] killed after %lld of %d timers, resumed: each delivered once\n",
+              static_cast<long long>(before), kTimers);
+}
+
+// ---- the move ----
+
+TEST(ServerTransferTest, MovingFromTheEmbeddedStoreToAClusterDeliversEveryTimerOnceNoneEarly) {
+  TempDir dir;
+  WebhookReceiver receiver(2);
+  PostgresServer postgres;
+  ASSERT_TRUE(postgres.ok()) << postgres.log();
+  ServerProcess old(Binary(), dir.path() + "/old");
+  ASSERT_TRUE(old.Start());
+  // The cluster waits, not firing, until its timers are in.
+  std::vector<std::unique_ptr<ServerProcess>> nodes;
+  for (int i = 0; i < 2; ++i) {
+    nodes.push_back(std::make_unique<ServerProcess>(
+        Binary(), dir.path() + "/node" + std::to_string(i),
+        std::vector<std::string>{"--postgres", postgres.url(), "--node-id", "node" + std::to_string(i),
+                                 "--shards", "16", "--lease", "2s", "--pause-delivery"}));
+    ASSERT_TRUE(nodes.back()->Start());
+  }
+  // Clients create timers due within 0.2-5 s, at the old address, then at
+  // the new one once switched.
+  std::mutex mutex;
+  std::string current = old.address();
+  auto address = [&] {
+    std::lock_guard lock(mutex);
+    return current;
+  };
+  Creators creators(address, receiver.url(), 3, 200, 5000, milliseconds(3));
+  ASSERT_TRUE(WaitUntil([&] { return receiver.count() >= 300; }, seconds(60)));
+
+  // 1. Stop firing on the old server (attempts in flight finish), 2. stop
+  // its writes, 3. export, 4. import into the cluster, 5. switch clients,
+  // 6. fire on the cluster, 7. check the counts, 8. stop the old server.
+  Tickwheel("delivery pause --server " + old.address());
+  const auto writes_off = std::chrono::steady_clock::now();
+  Tickwheel("writes pause --server " + old.address());
+  const std::string file = dir.path() + "/move.jsonl";
+  Tickwheel("export --server " + old.address() + " -o " + file);
+  const std::string imported = Tickwheel("import --server " + nodes[0]->address() + " -f " + file);
+  {
+    std::lock_guard lock(mutex);
+    current = nodes[1]->address();
+  }
+  const double seconds_without_creates =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - writes_off).count();
+  for (auto& node : nodes) Tickwheel("delivery resume --server " + node->address());
+  boost::json::object header = Json(Lines(file).front());
+  const std::int64_t exported = header.at("timers").as_int64();
+  EXPECT_NE(imported.find("created " + Grouped(exported) + ", existing 0, conflicts 0"),
+            std::string::npos)
+      << imported;
+  BlockingHttpClient cluster(nodes[0]->address());
+  std::int64_t in_cluster = 0;
+  for (const char* s : {"pending", "delivering", "delivered", "failed", "cancelled"}) {
+    in_cluster += Count(cluster, s);
+  }
+  EXPECT_GE(in_cluster, exported);
+  EXPECT_EQ(old.Terminate(), 0);
+  // Clients go on a little, then every acknowledged timer must arrive.
+  std::this_thread::sleep_for(seconds(2));
+  creators.Stop();
+  const std::map<std::string, std::int64_t> acked = creators.acked();
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        std::set<std::string> seen;
+        for (const Delivery& d : receiver.deliveries()) seen.insert(d.id);
+        return seen.size() >= acked.size();
+      },
+      seconds(60)));
+  std::this_thread::sleep_for(seconds(1));  // a duplicate would come now
+  std::map<std::string, int> times;
+  std::size_t early = 0, unknown = 0, twice = 0;
+  for (const Delivery& d : receiver.deliveries()) {
+    ++times[d.id];
+    auto it = acked.find(d.id);
+    if (it == acked.end()) {
+      ++unknown;  // answered 201 after the clients stopped counting
+      continue;
+    }
+    if (d.received_ms < it->second) ++early;
+  }
+  for (const auto& [id, n] : times) twice += n > 1 ? 1 : 0;
+  std::size_t missing = 0;
+  for (const auto& [id, at] : acked) missing += times.count(id) ? 0 : 1;
+  EXPECT_EQ(missing, 0u);
+  EXPECT_EQ(twice, 0u);
+  EXPECT_EQ(early, 0u);
+  EXPECT_EQ(unknown, 0u);
+  std::printf("[move] %zu timers (%lld moved), each delivered once, none early; creates refused "
+              "for %.2f s (%zu 503 answers retried)\n",
+              acked.size(), static_cast<long long>(exported), seconds_without_creates,
+              creators.refused());
+}
+
+}  // namespace
+}  // namespace tickwheel::testing
