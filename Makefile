@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tickwheel: the two commands are `make run` and `make test`.
 #   make run [ARGS="..."]   install what is missing, build (Release), run
 #                           `tickwheel serve` on 127.0.0.1:8080 with ./data
@@ -13,6 +14,7 @@
 #                           against PostgreSQL + SKIP LOCKED, creates beside a
 #                           bare RocksDB write; regenerates docs/performance.md's
 #                           regions
+#   make package            the Debian package (CPack): build/package/tickwheel_*.deb
 #   make asan | make tsan   one sanitizer build of the library and its tests
 #   make server-asan        the server and its tests under GCC's ASan + UBSan
 #   make tsa                the server compiled by clang: lock annotations
@@ -29,7 +31,7 @@ JOBS ?= $(shell nproc)
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 CMAKE_ARGS ?=
 
-.PHONY: all deps configure build run demo test unit-test asan tsan server-asan tsa fuzz-build fuzz fuzz-test bench bench-server soak clean format
+.PHONY: all deps configure build package run demo test unit-test asan tsan server-asan tsa fuzz-build fuzz fuzz-test bench bench-server soak clean format
 
 all: build
 
@@ -41,6 +43,13 @@ configure: deps
 
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
+
+# The .deb of the executable, its unit, the library, headers and CMake
+# config (cmake/TickwheelPackage.cmake); tests/package/check_deb.sh checks it.
+package: configure
+	@cmake --build $(BUILD) -j $(JOBS) --target tickwheel tickwheel_app tickwheel_package_files
+	cd $(BUILD) && cpack -G DEB
+	@ls $(BUILD)/package/*.deb
 
 run: build
 	./$(BUILD)/tickwheel serve --listen 127.0.0.1:8080 --data-dir ./data $(ARGS)

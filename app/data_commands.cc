@@ -1,5 +1,10 @@
-#include "data_commands.h"
-
+// SPDX-License-Identifier: Apache-2.0
+// Data in and out of a server (docs/operations.md, Backup; Export and
+// import; Moving from the embedded store to a cluster): `tickwheel backup`,
+// `export`, `import`, and `delivery` / `writes` `pause|resume`. Exit codes
+// as every command's (exit_codes.h); an import that found conflicts, or a
+// file that ends before its export did, exits 1 (kExitFailed) after
+// importing the rest.
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 
@@ -12,7 +17,9 @@
 #include <string>
 #include <thread>
 
-#include "client_flags.h"
+#include "client.h"
+#include "commands.h"
+#include "exit_codes.h"
 
 namespace tickwheel::app {
 
@@ -110,21 +117,6 @@ bool StartsWith(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
 
-std::string UrlEncode(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ||
-        c == '~') {
-      out += c;
-    } else {
-      char buf[4];
-      std::snprintf(buf, sizeof buf, "%%%02X", static_cast<unsigned char>(c));
-      out += buf;
-    }
-  }
-  return out;
-}
-
 // ---- backup ----
 
 void AddBackup(CLI::App& app, int& exit_code) {
@@ -134,19 +126,19 @@ void AddBackup(CLI::App& app, int& exit_code) {
       "backup",
       "Take a hot backup of a server's embedded store into a new directory on the server's "
       "machine (a RocksDB checkpoint; `tickwheel serve --data-dir DIR` starts from it)");
-  flags->AddTo(*cmd);
+  flags->AddTo(cmd);
   cmd->add_option("--to", *to,
                   "the backup's directory: an absolute path on the server's machine that does "
                   "not exist yet (on the data directory's filesystem, tables are hard links)")
       ->required();
   cmd->callback([flags, to, &exit_code] {
     auto client = flags->Client(std::chrono::hours(1));
-    if (!client) return void(exit_code = 2);
+    if (!client) return void(exit_code = kExitUsage);
     HttpCallResult r = client->Call("POST", "/v1/admin/backup",
                                     json::serialize(json::object{{"to", *to}}));
     if (r.status != 201) {
-      std::fprintf(stderr, "tickwheel: backup failed: %s\n", Describe(r).c_str());
-      return void(exit_code = 1);
+      std::fprintf(stderr, "tickwheel: backup failed\n");
+      return void(exit_code = ReportError(r));
     }
     if (flags->json) {
       std::printf("%s\n", r.body.c_str());
@@ -163,7 +155,7 @@ void AddBackup(CLI::App& app, int& exit_code) {
                   std::string(v.at("server_version").as_string()).c_str(),
                   std::string(v.at("dir").as_string()).c_str());
     }
-    exit_code = 0;
+    exit_code = kExitOk;
   });
 }
 
@@ -177,18 +169,18 @@ struct ExportFlags {
 
 int RunExport(const ClientFlags& flags, const ExportFlags& ex) {
   auto client = flags.Client(std::chrono::minutes(5));
-  if (!client) return 2;
+  if (!client) return kExitUsage;
   std::FILE* out = stdout;
   if (!ex.out.empty()) {
     out = std::fopen(ex.out.c_str(), "w");
     if (out == nullptr) {
       std::fprintf(stderr, "tickwheel: cannot write %s\n", ex.out.c_str());
-      return 2;
+      return kExitUsage;
     }
   }
   Progress progress("export", isatty(2) != 0);
   std::string target = "/v1/admin/export?limit=" + std::to_string(ex.page) +
-                       (ex.state.empty() ? "" : "&state=" + UrlEncode(ex.state));
+                       (ex.state.empty() ? "" : "&state=" + PercentEncode(ex.state));
   std::int64_t timers = 0, total = -1;
   bool first = true, ended = false;
   for (;;) {
@@ -197,10 +189,10 @@ int RunExport(const ClientFlags& flags, const ExportFlags& ex) {
     HttpCallResult r = first ? client->Call("GET", target) : CallAgainOn503(*client, "GET", target, {});
     if (r.status != 200) {
       progress.End();
-      std::fprintf(stderr, "tickwheel: export failed after %s timers: %s\n",
-                   Grouped(timers).c_str(), Describe(r).c_str());
+      std::fprintf(stderr, "tickwheel: the export failed after %s timers\n",
+                   Grouped(timers).c_str());
       if (out != stdout) std::fclose(out);
-      return 1;
+      return ReportError(r);
     }
     std::string_view body = r.body;
     if (first) {
@@ -225,29 +217,29 @@ int RunExport(const ClientFlags& flags, const ExportFlags& ex) {
       std::fprintf(stderr, "tickwheel: writing the export failed after %s timers (disk full?)\n",
                    Grouped(timers).c_str());
       if (out != stdout) std::fclose(out);
-      return 1;
+      return kExitFailed;
     }
     progress.Show(timers, "");
     first = false;
     if (ended) break;
     target = "/v1/admin/export?limit=" + std::to_string(ex.page) + "&cursor=" +
-             UrlEncode(cursor->second);
+             PercentEncode(cursor->second);
   }
   const bool written = std::fflush(out) == 0 && (out == stdout || std::fclose(out) == 0);
   progress.Show(timers, "", true);
   progress.End();
   if (!written) {
     std::fprintf(stderr, "tickwheel: writing the export failed (disk full?)\n");
-    return 1;
+    return kExitFailed;
   }
   std::fprintf(stderr, "exported %s timers in %.1f s (%s timers/s)\n", Grouped(timers).c_str(),
                progress.seconds(), Grouped(static_cast<std::int64_t>(progress.Rate(timers))).c_str());
   if (total >= 0 && timers != total) {
     std::fprintf(stderr, "tickwheel: the snapshot counted %s timers but %s were exported\n",
                  Grouped(total).c_str(), Grouped(timers).c_str());
-    return 1;
+    return kExitFailed;
   }
-  return 0;
+  return kExitOk;
 }
 
 void AddExport(CLI::App& app, int& exit_code) {
@@ -257,7 +249,7 @@ void AddExport(CLI::App& app, int& exit_code) {
       "export",
       "Write every timer of a server as JSON lines (to stdout), as of one moment: the "
       "format `tickwheel import` reads");
-  flags->AddTo(*cmd);
+  flags->AddTo(cmd);
   cmd->add_option("--state", ex->state,
                   "only these states, e.g. pending,failed (default: all five)");
   cmd->add_option("--page", ex->page, "timers per request")
@@ -360,14 +352,14 @@ class LineReader {
 
 int RunImport(const ClientFlags& flags, const ImportFlags& im) {
   auto client = flags.Client(std::chrono::minutes(5));
-  if (!client) return 2;
+  if (!client) return kExitUsage;
   std::FILE* in = stdin;
   const std::string name = im.file.empty() || im.file == "-" ? "stdin" : im.file;
   if (name != "stdin") {
     in = std::fopen(im.file.c_str(), "r");
     if (in == nullptr) {
       std::fprintf(stderr, "tickwheel: cannot read %s\n", im.file.c_str());
-      return 2;
+      return kExitUsage;
     }
   }
   struct Closer {
@@ -387,7 +379,7 @@ int RunImport(const ClientFlags& flags, const ImportFlags& im) {
   // export, how many timers it holds.
   if (!reader.Next(line)) {
     std::fprintf(stderr, "tickwheel: %s is empty\n", name.c_str());
-    return 1;
+    return kExitFailed;
   }
   ++line_no;
   done.first_line = line;
@@ -411,12 +403,12 @@ int RunImport(const ClientFlags& flags, const ImportFlags& im) {
                      "tickwheel: --checkpoint %s belongs to another input (its first line "
                      "differs); remove it to import %s from the start\n",
                      im.checkpoint.c_str(), name.c_str());
-        return 2;
+        return kExitUsage;
       }
       if (!reader.SkipTo(saved.offset)) {
         std::fprintf(stderr, "tickwheel: cannot skip to byte %lld of %s (the checkpoint's)\n",
                      static_cast<long long>(saved.offset), name.c_str());
-        return 1;
+        return kExitFailed;
       }
       done = saved;
       line_no = saved.line;
@@ -441,7 +433,7 @@ int RunImport(const ClientFlags& flags, const ImportFlags& im) {
            ", conflicts " + Grouped(done.conflicts);
   };
   // Sends the chunk (lines chunk_first_line..line_no); false to stop.
-  int failed = 0;
+  int failed = kExitOk;
   auto send = [&]() -> bool {
     if (chunk_lines == 0) return true;
     HttpCallResult r = CallAgainOn503(*client, "POST", "/v1/admin/import", chunk);
@@ -460,17 +452,17 @@ int RunImport(const ClientFlags& flags, const ImportFlags& im) {
                      Grouped(chunk_first_line + at->to_number<std::int64_t>() - 1).c_str(),
                      message.c_str(), r.status,
                      std::string(v.at("error").at("code").as_string()).c_str());
+        failed = kExitFailed;
       } else {
-        std::fprintf(stderr, "tickwheel: import failed at lines %s-%s of %s: %s\n",
-                     Grouped(chunk_first_line).c_str(), Grouped(line_no).c_str(), name.c_str(),
-                     Describe(r).c_str());
+        std::fprintf(stderr, "tickwheel: the import failed at lines %s-%s of %s\n",
+                     Grouped(chunk_first_line).c_str(), Grouped(line_no).c_str(), name.c_str());
+        failed = ReportError(r);
       }
       std::fprintf(stderr,
                    "the lines before line %s are imported; %s\n", Grouped(chunk_first_line).c_str(),
                    im.checkpoint.empty()
                        ? "run the import again to go on (what is imported is skipped)"
                        : "run the same command again to resume from there");
-      failed = 1;
       return false;
     }
     json::value v = json::parse(r.body);
@@ -519,7 +511,7 @@ int RunImport(const ClientFlags& flags, const ImportFlags& im) {
     progress.End();
     std::fprintf(stderr, "tickwheel: reading %s failed at line %s\n", name.c_str(),
                  Grouped(line_no).c_str());
-    return 1;
+    return kExitFailed;
   }
   if (!send()) return failed;
   const std::int64_t imported = done.created + done.existing + done.conflicts;
@@ -529,17 +521,17 @@ int RunImport(const ClientFlags& flags, const ImportFlags& im) {
                Grouped(imported - timers_before).c_str(), progress.seconds(),
                Grouped(static_cast<std::int64_t>(progress.Rate(imported - timers_before))).c_str(),
                counts().c_str());
-  int code = done.conflicts > 0 ? 1 : 0;
+  int code = done.conflicts > 0 ? kExitFailed : kExitOk;
   if (total >= 0 && !ended) {
     std::fprintf(stderr,
                  "tickwheel: %s ends without its {\"kind\":\"end\"} line: the export did not "
                  "finish; what it holds is imported\n",
                  name.c_str());
-    code = 1;
+    code = kExitFailed;
   } else if (total >= 0 && timers_seen != total) {
     std::fprintf(stderr, "tickwheel: %s holds %s timer lines, its header says %s\n",
                  name.c_str(), Grouped(timers_seen).c_str(), Grouped(total).c_str());
-    code = 1;
+    code = kExitFailed;
   }
   return code;
 }
@@ -551,7 +543,7 @@ void AddImport(CLI::App& app, int& exit_code) {
       "import",
       "Restore timers from JSON lines (what `tickwheel export` writes; stdin by default) into "
       "a server: new ids are created as they were, existing ones are left alone");
-  flags->AddTo(*cmd);
+  flags->AddTo(cmd);
   cmd->add_option("--file,-f", im->file, "read this file instead of stdin");
   cmd->add_option("--batch", im->batch, "lines per request")
       ->capture_default_str()->check(CLI::Range(1, 10'000));
@@ -570,19 +562,13 @@ void AddSwitch(CLI::App& app, int& exit_code, const char* name, const char* help
   group->require_subcommand(1);
   for (const bool pause : {true, false}) {
     CLI::App* cmd = group->add_subcommand(pause ? "pause" : "resume", pause ? pause_help : resume_help);
-    flags->AddTo(*cmd);
+    flags->AddTo(cmd);
     const std::string target =
         std::string("/v1/admin/") + name + (pause ? ":pause" : ":resume");
     cmd->callback([flags, target, &exit_code] {
       auto client = flags->Client(std::chrono::minutes(5));
-      if (!client) return void(exit_code = 2);
-      HttpCallResult r = client->Call("POST", target);
-      if (r.status != 200) {
-        std::fprintf(stderr, "tickwheel: %s\n", Describe(r).c_str());
-        return void(exit_code = 1);
-      }
-      std::printf("%s\n", r.body.c_str());
-      exit_code = 0;
+      if (!client) return void(exit_code = kExitUsage);
+      exit_code = Report(client->Call("POST", target), Output::kJson);
     });
   }
 }

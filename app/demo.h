@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `tickwheel demo`: the library doing a real job, live.
 #ifndef TICKWHEEL_APP_DEMO_H_
 #define TICKWHEEL_APP_DEMO_H_

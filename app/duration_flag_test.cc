@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "duration_flag.h"
 
 #include <gtest/gtest.h>
@@ -19,9 +20,22 @@ TEST(ParseDurationTest, AcceptsEveryUnit) {
   EXPECT_EQ(ParseDuration("0s"), Duration(0));
 }
 
+TEST(ParseDurationTest, AddsUpCompoundDurations) {
+  EXPECT_EQ(ParseDuration("1h30m"), Duration(5400s));
+  EXPECT_EQ(ParseDuration("2d12h"), Duration(216000s));
+  EXPECT_EQ(ParseDuration("1m30.5s"), Duration(90500ms));
+  EXPECT_EQ(ParseDuration("1s500ms"), Duration(1500ms));
+}
+
+TEST(ParseDurationTest, TakesABareZeroAsZero) {
+  EXPECT_EQ(ParseDuration("0"), Duration(0));
+  EXPECT_EQ(ParseDuration("0ms"), Duration(0));
+}
+
 TEST(ParseDurationTest, RejectsWhatIsNotADuration) {
   for (const char* bad : {"", "30", "s", "-5s", "5 s", "5sec", "abc", "1e30d",
-                          "nan s", "5s5"}) {
+                          "nan s", "5s5", "1h30", "00", "+5s", "1e3s", "1h-30m", "h30m",
+                          "200000d"}) {
     EXPECT_EQ(ParseDuration(bad), std::nullopt) << bad;
   }
 }

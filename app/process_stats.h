@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What this process uses: resident memory and CPU time.
 #ifndef TICKWHEEL_APP_PROCESS_STATS_H_
 #define TICKWHEEL_APP_PROCESS_STATS_H_

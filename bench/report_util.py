@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What the benchmark reports share: the machine's CPU model, rates as
 people read them, and rewriting a generated region of a Markdown file.
 

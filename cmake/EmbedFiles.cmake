@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # cmake -DASSET_DIR=<dir> -DOUTPUT=<file.cc> -P EmbedFiles.cmake
 # Writes a C++ source defining UiAssets() (server/ui/ui_assets.h): every
 # file under ASSET_DIR as bytes, with its path relative to ASSET_DIR and a

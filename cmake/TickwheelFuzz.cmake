@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # TICKWHEEL_BUILD_FUZZ builds the libFuzzer targets of tests/fuzz/ with clang:
 # everything (the library too, so its branches guide the fuzzer) is
 # instrumented for coverage, ASan and UBSan; the targets link libFuzzer.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # install(EXPORT ...) so that users can find_package(tickwheel).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)

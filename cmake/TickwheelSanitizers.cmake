@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # TICKWHEEL_SANITIZE instruments every target of the build (use clang).
 if(TICKWHEEL_SANITIZE STREQUAL "address")
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer

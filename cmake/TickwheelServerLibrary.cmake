@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tickwheel_server_library(<dir> SOURCES ... [DEPENDS <dir>...]
 #                          [PUBLIC_LIBS ...] [PRIVATE_LIBS ...])
 # A library of tickwheel serve: tickwheel_server_<dir>, made of the sources

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Test helpers shared by every directory that has tests.
 find_package(GTest REQUIRED)
 include(GoogleTest)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Warnings apply to tickwheel's own targets only, never to its users.
 function(tickwheel_set_warnings target)
   target_compile_options(${target} PRIVATE

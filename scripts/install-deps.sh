@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs, from Debian 12's packages, whatever tickwheel needs to build, test
 # and benchmark that is not already present. Idempotent: when everything is
 # installed it only asks dpkg and exits, silently, in well under a second.

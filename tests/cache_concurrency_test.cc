@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cache under many threads: no entry left without an expiry, no expired
 // entry returned, one fetch per missing key, the LRU limit kept.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tickwheel/internal/flat_map.h"
 
 #include <gtest/gtest.h>

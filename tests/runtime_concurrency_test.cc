@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Many producer threads against TimingWheel and TimerService while another
 // thread moves (manual) time: every timer fires exactly once, never early,
 // and never after a remove or cancel that returned true. Run under TSan by

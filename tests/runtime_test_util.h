@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers for tests of the threaded runtime: wait for callbacks to happen,
 // with a generous real-time bound that only matters when a test fails.
 #ifndef TICKWHEEL_TESTS_RUNTIME_TEST_UTIL_H_

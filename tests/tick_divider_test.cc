@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tickwheel/internal/tick_divider.h"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TimerService on manual time, plus tao's defects (a cancel that loses to
 // the add before it, repeats that burst or lose phase) turned into tests.
 #include "tickwheel/timer_service.h"

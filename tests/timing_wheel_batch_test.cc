@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TimingWheel's batch calls (SetTimers, MoveTimers, RemoveTimers), checked
 // against a plain reference (key -> value and due tick) on manual time:
 // random sequences of single and batch calls over a few dozen keys, keys

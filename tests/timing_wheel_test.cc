@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TimingWheel on manual time: go-zero's timingwheel_test.go scenarios, and
 // one test for each defect of go-zero's TimingWheel that tickwheel fixes.
 #include "tickwheel/timing_wheel.h"

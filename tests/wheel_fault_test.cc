@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Allocation failures inside the wheel: this binary replaces operator new
 // (plain, which the wheel's slot vectors use, and aligned) with one that
 // can be told to fail, so it has its own executable.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A reference model of Wheel<T>, shared by the randomized model test
 // (tests/wheel_model_test.cc, choices from a seeded RNG) and the fuzzer
 // (tests/fuzz/wheel_fuzz.cc, choices decoded from the fuzzer's input).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Model-based test of Wheel<T>: long random sequences of Schedule, Cancel,
 // Reschedule and Advance, with time jumps from nothing to centuries, checked
 // against a plain reference (a map of pending timers and their due ticks)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Boost.Asio's steady_timer (a heap of timers per io_context): expires_at
 // with an absolute time plus async_wait, cancel, and io_context::run_one to
 // fire. A cancel or a move completes the old wait with operation_aborted,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one interface every timer implementation is benchmarked through.
 #ifndef TICKWHEEL_BENCH_CORE_BACKEND_H_
 #define TICKWHEEL_BENCH_CORE_BACKEND_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The harness checks itself: every backend, driven through the same
 // workloads as the benchmark but on a few thousand timers in real time,
 // fires each timer exactly once and never early, never fires a cancelled

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Clocks of the core benchmark: the monotonic clock every backend shares,
 // and sleeping until a time on it.
 #ifndef TICKWHEEL_BENCH_CORE_BENCH_CLOCK_H_

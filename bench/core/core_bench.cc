@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // core_bench: one backend, one size, the core workloads; one CSV row per
 // figure on stdout. bench/core/report.py runs it once per backend, size and
 // repetition, each in its own process (so memory is measured per backend),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FireLog: where every backend's expiry callback writes, the same way.
 #ifndef TICKWHEEL_BENCH_CORE_FIRE_LOG_H_
 #define TICKWHEEL_BENCH_CORE_FIRE_LOG_H_

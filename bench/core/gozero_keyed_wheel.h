@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // go-zero's keyed TimingWheel design, in C++, as the keyed benchmark's peer:
 // SetTimer, MoveTimer and RemoveTimer send a command to one loop thread
 // (go-zero: a channel per kind), which owns a single-level wheel of linked

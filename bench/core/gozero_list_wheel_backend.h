@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // go-zero's TimingWheel data structures, in C++: the same design as
 // gozero_wheel_backend.h (a ticker every interval, circles, lazy removal
 // flags, diffs for moves) with go-zero's storage: every slot a doubly

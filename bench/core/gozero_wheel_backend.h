@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // go-zero's single-level timing wheel, written here from its design (the
 // seed articles), with tickwheel-style storage: one ring of slots advanced by a ticker every interval;
 // timers further out than one turn carry a `circle` count; removal is lazy

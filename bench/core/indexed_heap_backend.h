@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An indexed binary min-heap of deadlines: the textbook O(log n) timer queue
 // with O(log n) cancel and move (each id knows its heap position).
 #ifndef TICKWHEEL_BENCH_CORE_INDEXED_HEAP_BACKEND_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // keyed_bench: tickwheel::TimingWheel against go-zero's keyed design (one
 // loop thread fed through a queue, gozero_keyed_wheel.h), and against two
 // other ways of building TimingWheel's calls (keyed_designs.h), all with a

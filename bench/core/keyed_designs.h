@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Two other ways to build tickwheel::TimingWheel's single calls, written
 // for keyed_bench to measure against it (docs/performance.md says what lost
 // and why). Both are TimingWheel's shards (internal::KeyedShard on the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libev's timers (a 4-ary heap with cached deadlines): ev_timer_start with
 // a delay relative to the loop's cached time, which the harness refreshes
 // with ev_now_update once per batch; ev_timer_again for a move (libev's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libevent 2.1's timers (a min-heap of struct event): event_add with a
 // relative timeout, event_del, and event_base_loop(EVLOOP_ONCE) to fire.
 // libevent has no settable or cached clock outside its loop: every

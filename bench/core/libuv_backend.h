@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libuv's timers (a binary heap of uv_timer_t): uv_timer_start with a
 // timeout in milliseconds relative to the loop's cached time, which the
 // harness refreshes with uv_update_time once per batch; uv_timer_stop;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // memory_probe: the physical limits the core workloads run into on this
 // machine, measured the way the workloads touch memory.
 //

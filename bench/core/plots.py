@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The core benchmark's plots (matplotlib, PNG), from medians.
 
 render(m, ...) writes into docs/img/:

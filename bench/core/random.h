@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The benchmark's random numbers: fast, seeded, the same for every backend.
 #ifndef TICKWHEEL_BENCH_CORE_RANDOM_H_
 #define TICKWHEEL_BENCH_CORE_RANDOM_H_

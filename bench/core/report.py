@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Runs the core benchmark and rewrites its region of docs/performance.md.
 
     python3 bench/core/report.py [--build build] [--quick] [--repetitions N]

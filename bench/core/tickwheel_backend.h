@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tickwheel::Wheel<uint32_t> (1 ms tick), driven tickless: the loop sleeps
 // until NextDeadline() and calls Advance.
 #ifndef TICKWHEEL_BENCH_CORE_TICKWHEEL_BACKEND_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The core workloads, written once against the Backend interface.
 //
 // Every workload draws its random deadlines and ids before timing them, in

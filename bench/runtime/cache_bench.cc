@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cache Get and Set throughput at 1M keys with 1, 2 and 4 threads:
 // tickwheel::Cache against TtlMapBaseline (mutex + unordered_map + multimap),
 // side by side in one run. Keys are drawn uniformly; every Get hits (the TTL

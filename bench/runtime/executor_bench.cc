@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Executor overhead per task, end to end: producers add tasks and Wait until
 // all have been executed by a trivial batch function. tickwheel::BulkExecutor
 // against a hand-rolled mutex + queue + consumer-thread batcher, at batch

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The batcher people write by hand: a mutex, a buffer, a queue of full
 // batches and one consumer thread; flush at N tasks or after an interval.
 // The peer of tickwheel::BulkExecutor in executor_bench.cc. (It has no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The TTL cache people write by hand: one std::mutex, a std::unordered_map of
 // entries and a std::multimap ordered by expiry. The peer of tickwheel::Cache
 // in cache_bench.cc.

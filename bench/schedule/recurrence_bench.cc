@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Recurrence::NextAfter (server/schedule/recurrence.h) on typical and hard
 // specs, each asked in a chain (every answer is the next call's start, as
 // the schedule service asks once per fired occurrence), from 2026 on; the

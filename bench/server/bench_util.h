@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the server bench's phases share: clocks and CPU meters, request
 // bodies, batch creation through the API, lateness statistics.
 #ifndef TICKWHEEL_BENCH_SERVER_BENCH_UTIL_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // make bench-server's cluster phases: `tickwheel serve --postgres` with one
 // and three nodes on the PostgreSQL the bench started, measured the way the
 // embedded server and the SKIP LOCKED peer are (server_bench.cc).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "create_phases.h"
 
 #include <fcntl.h>
@@ -217,7 +218,7 @@ void AppendTimer(std::string& out, std::string_view prefix, std::uint64_t i, std
 double WalSyncs(const ServerProcess& server) {
   server::BlockingHttpClient client(server.address());
   const std::string m = client.Call("GET", "/metrics").body;
-  const std::string name = "\ntickwheel_store_wal_syncs ";
+  const std::string name = "\ntickwheel_store_wal_syncs_total ";
   const std::size_t at = m.find(name);
   return at == std::string::npos ? 0.0 : std::stod(m.substr(at + name.size()));
 }

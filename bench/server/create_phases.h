@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The create phases of make bench-server: durable creates, one per request
 // over keep-alive with 1, 8 and 64 clients (latency p50/p99, throughput,
 // server CPU per create), and through the batch API; beside them, in the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Renders the create phases (bench/server/create_phases.h) into the
 create-bench region of docs/performance.md (between <!-- BEGIN create-bench -->
 and <!-- END create-bench -->). report.py calls it for a full run's JSON;

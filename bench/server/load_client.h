@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An HTTP load generator: C keep-alive connections on one thread, each
 // sending the next request as soon as the previous answer arrived.
 #ifndef TICKWHEEL_BENCH_SERVER_LOAD_CLIENT_H_

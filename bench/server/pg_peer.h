@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The peer a user would otherwise run: a PostgreSQL table of timers, created
 // with INSERTs and fired by workers polling it with FOR UPDATE SKIP LOCKED
 // (the db-scheduler / River / Sidekiq-on-Postgres pattern).

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Renders bench/server/results/server_bench.json (or cluster_bench.json,
 from CLUSTER_ONLY=1) into docs/performance.md: the server-bench region
 (between <!-- BEGIN server-bench --> and <!-- END server-bench -->) when

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # make bench-server: starts a throw-away PostgreSQL 15 (initdb into a temp
 # directory, free port, stopped at the end), runs build/bench/server/
 # server_bench against tickwheel serve and PostgreSQL, saves the JSON in

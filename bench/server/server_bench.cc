@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // make bench-server: tickwheel serve against a PostgreSQL table polled with
 // SKIP LOCKED, measured the same way on the same machine. Prints one JSON
 // object (for bench/server/report.py) on stdout and progress on stderr.
@@ -109,7 +110,7 @@ json::object TickwheelSingleCreates(const Options& o, TempDir& dir) {
     return at == std::string::npos ? 0.0 : std::stod(m.substr(at + name.size() + 2));
   };
   r["creates_per_fsync"] = r["per_s"].as_double() * l.seconds /
-                           std::max(1.0, metric("tickwheel_store_wal_syncs"));
+                           std::max(1.0, metric("tickwheel_store_wal_syncs_total"));
   server.Terminate();
   return r;
 }

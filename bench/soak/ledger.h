@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Ledger: what the soak's clients were told about each timer, and what its
 // receiver saw; at the end, the verdict (lost, early, fired after a cancel,
 // duplicates, lateness).

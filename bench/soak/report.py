@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Renders the soak's results (bench/soak/results/soak-<mode>.json) into
 docs/img/soak_<mode>_{lateness,resources}.png and the soak-<mode> region of
 docs/reliability.md (between <!-- BEGIN soak-<mode> --> and

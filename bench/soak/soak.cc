@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // soak: `tickwheel serve` under continuous load and chaos for a while, then
 // the verdict (make soak; docs/reliability.md).
 //
@@ -541,7 +542,7 @@ class Soak {
             std::lock_guard lock(mutex_);
             auto& last = counters_[{i, fleet_.incarnation(i)}];
             for (const std::string& name : kCounters) last[name] = std::max(0.0, MetricOf(r.body, name));
-            sample["pending"] = MetricOf(r.body, "tickwheel_timers_pending");
+            sample["pending"] = MetricOf(r.body, "tickwheel_timers{state=\"pending\"}");
           }
         }
         std::lock_guard lock(mutex_);

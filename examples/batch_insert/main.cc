@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // batch_insert: rows streamed into SQLite, one transaction per row versus
 // transactions of N rows gathered by a BulkExecutor. Prints rows/s for both.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Command-line flags of the examples: "--name value" pairs.
 #ifndef TICKWHEEL_EXAMPLES_COMMON_FLAGS_H_
 #define TICKWHEEL_EXAMPLES_COMMON_FLAGS_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ttl_cache: a Cache in front of a slow lookup. Several threads ask for keys
 // with a skewed (Zipf) popularity, as real traffic does; popular keys are
 // served from the cache, and each key's entry expires after its TTL so the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cache<K, V>: an in-memory cache with a TTL per entry, an optional LRU
 // limit, and Take(key, fetch) that fetches a missing key once for all its
 // concurrent callers.

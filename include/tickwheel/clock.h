@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Clocks: the only place tickwheel's runtime learns the time or waits for it.
 #ifndef TICKWHEEL_CLOCK_H_
 #define TICKWHEEL_CLOCK_H_

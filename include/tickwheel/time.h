@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Time types shared by every layer of tickwheel.
 #ifndef TICKWHEEL_TIME_H_
 #define TICKWHEEL_TIME_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TimerId names one pending timer of a Wheel or a TimerService.
 #ifndef TICKWHEEL_TIMER_ID_H_
 #define TICKWHEEL_TIMER_ID_H_

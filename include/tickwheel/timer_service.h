@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-timer callbacks with handles, like the timer API of an event loop.
 #ifndef TICKWHEEL_TIMER_SERVICE_H_
 #define TICKWHEEL_TIMER_SERVICE_H_

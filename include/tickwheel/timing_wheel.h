@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A keyed, thread-safe timing wheel: go-zero's TimingWheel done right.
 #ifndef TICKWHEEL_TIMING_WHEEL_H_
 #define TICKWHEEL_TIMING_WHEEL_H_

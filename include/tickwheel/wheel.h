@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The core of tickwheel: a single-threaded hierarchical timing wheel.
 #ifndef TICKWHEEL_WHEEL_H_
 #define TICKWHEEL_WHEEL_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "api/admin_handlers.h"
 
 #include <boost/json.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The admin routes (docs/server.md, "Admin: backup, export, import, pause"),
 // for an admin token only:
 //

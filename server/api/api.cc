@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "api/api.h"
 
 #include <optional>
@@ -38,6 +39,25 @@ Route MatchRoute(std::string_view path) {
     return {Route::Kind::kTimerRetry, std::string(id)};
   }
   return {Route::Kind::kTimer, std::string(id)};
+}
+
+std::string_view RouteTemplate(Route::Kind kind) {
+  switch (kind) {
+    case Route::Kind::kHealth: return "/healthz";
+    case Route::Kind::kMetrics: return "/metrics";
+    case Route::Kind::kWhoami: return "/v1/whoami";
+    case Route::Kind::kTimers: return "/v1/timers";
+    case Route::Kind::kBatch: return "/v1/timers:batch";
+    case Route::Kind::kTimer: return "/v1/timers/{id}";
+    case Route::Kind::kTimerRetry: return "/v1/timers/{id}:retry";
+    case Route::Kind::kRetryFailed: return "/v1/timers:retry-failed";
+    case Route::Kind::kDeleteFailed: return "/v1/timers:delete-failed";
+    case Route::Kind::kStats: return "/v1/stats";
+    case Route::Kind::kStatsSeries: return "/v1/stats/series";
+    case Route::Kind::kCluster: return "/v1/cluster";
+    case Route::Kind::kNone: return "other";
+  }
+  return "other";
 }
 
 namespace {
@@ -119,13 +139,18 @@ Api::Api(Handlers handlers, Metrics& metrics, Gauges gauges, HealthDetail health
       writes_paused_(writes_paused) {}
 
 asio::awaitable<HttpResponse> Api::Handle(HttpRequest& req) {
-  metrics_.http_requests.fetch_add(1, std::memory_order_relaxed);
+  const Route route = MatchRoute(req.target().substr(0, req.target().find('?')));
+  HttpResponse res = co_await Answer(req, route);
+  metrics_.http_requests.Count(RouteTemplate(route.kind), res.result_int());
+  co_return res;
+}
+
+asio::awaitable<HttpResponse> Api::Answer(HttpRequest& req, const Route& route) {
   const std::string_view target = req.target();
   const std::size_t q = target.find('?');
   const std::string_view path = target.substr(0, q);
   const std::string_view query = q == std::string_view::npos ? "" : target.substr(q + 1);
   const http::verb method = req.method();
-  const Route route = MatchRoute(path);
   std::optional<HttpResponse> res;  // stays empty if the method is not the route's
   // Who asks, before anything is looked at.
   Role role = Role::kAnonymous;
@@ -135,13 +160,7 @@ asio::awaitable<HttpResponse> Api::Handle(HttpRequest& req) {
     Status allowed = who.ok() && v1 && route.kind != Route::Kind::kNone
                          ? TokenAuth::Authorize(*who, method)
                          : who.status();
-    if (!allowed.ok()) {
-      metrics_.http_client_errors.fetch_add(1, std::memory_order_relaxed);
-      if (allowed.code() == StatusCode::kUnauthenticated) {
-        metrics_.http_unauthenticated.fetch_add(1, std::memory_order_relaxed);
-      }
-      co_return AuthErrorResponse(allowed);
-    }
+    if (!allowed.ok()) co_return AuthErrorResponse(allowed);
     role = *who;
     if (IsAdmin(route.kind) && role == Role::kRead) {
       metrics_.http_client_errors.fetch_add(1, std::memory_order_relaxed);
@@ -161,8 +180,16 @@ asio::awaitable<HttpResponse> Api::Handle(HttpRequest& req) {
   // (No co_await inside ?: and one per statement: GCC 12 miscompiles them.)
   switch (route.kind) {
     case Route::Kind::kNone:
-      res = ErrorResponse(Status::NotFound("no route " + std::string(path) +
-                                           " (the API is under /v1/timers)"));
+      // The console's paths reach here only when it is off (serve/server.cc
+      // serves them first with --ui).
+      if (path == "/ui" || path.substr(0, 4) == "/ui/") {
+        res = ErrorResponse(Status::NotFound(
+            "the web console is off: start the server with --ui (tickwheel serve --ui) to "
+            "serve it at /ui/"));
+      } else {
+        res = ErrorResponse(Status::NotFound("no route " + std::string(path) +
+                                             " (the API is under /v1/timers)"));
+      }
       break;
     case Route::Kind::kHealth:
       if (method != http::verb::get) break;
@@ -242,9 +269,6 @@ asio::awaitable<HttpResponse> Api::Handle(HttpRequest& req) {
     }
   }
   if (!res) res = MethodNotAllowed(req, path, Allowed(route.kind));
-  if (res->result_int() >= 400 && res->result_int() < 500) {
-    metrics_.http_client_errors.fetch_add(1, std::memory_order_relaxed);
-  }
   co_return std::move(*res);
 }
 

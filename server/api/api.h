@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Api: the HTTP interface of `tickwheel serve` (docs/server.md): checks
 // who is asking (api/auth.h) and routes each request to its handler.
 #ifndef TICKWHEEL_SERVER_API_API_H_
@@ -31,6 +32,10 @@ struct Route {
   std::string id;  // kTimer, kTimerRetry
 };
 Route MatchRoute(std::string_view path);
+// The route's template, the `route` label of tickwheel_http_requests_total
+// ("/v1/timers/{id}"; "other" for no route): never a raw path, so the
+// label's values are bounded. A new route kind gets its template here.
+std::string_view RouteTemplate(Route::Kind kind);
 
 struct ApiAccess {
   TokenAuth auth;             // no tokens: every request is anonymous
@@ -66,12 +71,15 @@ class Api {
   Api(Handlers handlers, Metrics& metrics, Gauges gauges, HealthDetail health = {},
       ApiAccess access = {}, const std::atomic<bool>* writes_paused = nullptr);
 
+  // Answers `req`, and counts it by route template and status code.
   boost::asio::awaitable<HttpResponse> Handle(HttpRequest& req);
 
   // /healthz answers 503 once draining.
   void SetDraining() { draining_.store(true); }
 
  private:
+  boost::asio::awaitable<HttpResponse> Answer(HttpRequest& req, const Route& route);
+
   TimerHandlers& timers_;
   DeadLetterHandlers& dead_letters_;
   StatsHandlers& stats_;

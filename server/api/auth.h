@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // API access: bearer tokens with a role (--auth-token-file), checked on
 // every /v1 route (and /metrics with --metrics-auth).
 #ifndef TICKWHEEL_SERVER_API_AUTH_H_

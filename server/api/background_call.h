@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Awaiting blocking work from an HTTP handler coroutine, off the HTTP
 // threads: the admin routes' backups and export pages, which take seconds
 // or read a page of the store.

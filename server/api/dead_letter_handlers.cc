@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "api/dead_letter_handlers.h"
 
 #include <boost/json.hpp>
@@ -6,6 +7,7 @@
 #include "api/json_body.h"
 #include "api/list_query.h"
 #include "api/store_write.h"
+#include "api/timer_request.h"
 #include "api/timer_handlers.h"
 #include "timer/timer_state_machine.h"
 
@@ -18,7 +20,7 @@ Result<BulkRequest> ParseBulkRequest(const json::value& body, std::int64_t now_m
   if (!body.is_object()) {
     return Status::Invalid("invalid_type",
                            "the body must be a JSON object: {\"prefix\"?, \"host\"?, "
-                           "\"dry_run\"?, \"failed_before_ms\"?}");
+                           "\"all\"?, \"dry_run\"?, \"failed_before_ms\"?}");
   }
   BulkRequest out;
   // Up to and including the request's millisecond: a timer that failed in
@@ -37,6 +39,9 @@ Result<BulkRequest> ParseBulkRequest(const json::value& body, std::int64_t now_m
         if (!host.ok()) return host.status();
         out.filter.host = std::move(*host);
       }
+    } else if (name == "all") {
+      if (!value.is_bool()) return Status::Invalid("invalid_type", "all must be true or false", name);
+      out.all = value.as_bool();
     } else if (name == "dry_run") {
       if (!value.is_bool()) return Status::Invalid("invalid_type", "dry_run must be true or false", name);
       out.dry_run = value.as_bool();
@@ -48,7 +53,9 @@ Result<BulkRequest> ParseBulkRequest(const json::value& body, std::int64_t now_m
     } else {
       return Status::Invalid("unknown_field",
                              "unknown field \"" + name.substr(0, 64) +
-                                 "\"; known: prefix, host, dry_run, failed_before_ms",
+                                 "\"" + SuggestField(name, {"prefix", "host", "all", "dry_run",
+                                                            "failed_before_ms"}) +
+                                 "; known: prefix, host, all, dry_run, failed_before_ms",
                              name.substr(0, 64));
     }
   }
@@ -73,6 +80,16 @@ asio::awaitable<HttpResponse> DeadLetterHandlers::Run(const HttpRequest& req, Ac
   Result<BulkRequest> asked = ParseBulkRequest(*body, clock_.WallMs());
   if (!asked.ok()) co_return ErrorResponse(asked.status());
   const BulkRequest request = *asked;
+  // An empty body once deleted every dead letter: deleting needs a filter,
+  // or "all": true to say that every one is meant.
+  if (action == Action::kDelete && !request.all && request.filter.id_prefix.empty() &&
+      request.filter.host.empty()) {
+    co_return ErrorResponse(Status::Invalid(
+        "missing_field",
+        "say which dead letters to delete: \"prefix\", \"host\", or \"all\": true for every "
+        "one",
+        "all"));
+  }
   std::size_t matched = 0;
   std::size_t done = 0;
   bool more = false;

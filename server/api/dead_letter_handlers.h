@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bulk operations on dead letters (the console's "retry all" and
 // "delete all"): POST /v1/timers:retry-failed and /v1/timers:delete-failed.
 #ifndef TICKWHEEL_SERVER_API_DEAD_LETTER_HANDLERS_H_
@@ -21,13 +22,15 @@ namespace tickwheel::server {
 struct BulkRequest {
   ListFilter filter;
   bool dry_run = false;
+  bool all = false;  // "all": true, asked for every failed timer
   std::int64_t failed_before_ms = 0;
 };
 
-// The body {"prefix"?, "host"?, "dry_run"?, "failed_before_ms"?}, every
-// field optional (failed_before_ms: `now_ms` + 1, every timer failed up
-// to the request's millisecond). kInvalidArgument naming the
-// field that is wrong, or an unknown one.
+// The body {"prefix"?, "host"?, "all"?, "dry_run"?, "failed_before_ms"?}
+// (failed_before_ms: `now_ms` + 1, every timer failed up to the request's
+// millisecond). kInvalidArgument naming the field that is wrong, or an
+// unknown one. Whether a filter or "all" is required is the caller's
+// (delete requires one).
 Result<BulkRequest> ParseBulkRequest(const boost::json::value& body, std::int64_t now_ms);
 
 // Each handler walks the dead letters (the failed state index, oldest

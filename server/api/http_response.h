@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Building the API's HTTP answers.
 #ifndef TICKWHEEL_SERVER_API_HTTP_RESPONSE_H_
 #define TICKWHEEL_SERVER_API_HTTP_RESPONSE_H_

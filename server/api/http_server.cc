@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "api/http_server.h"
 
 #include <spdlog/spdlog.h>
@@ -5,6 +6,7 @@
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/ssl.hpp>
+#include <optional>
 
 namespace tickwheel::server {
 
@@ -62,37 +64,68 @@ Result<std::shared_ptr<asio::ssl::context>> MakeTlsServerContext(const std::stri
   return ctx;
 }
 
-HttpServer::HttpServer(asio::io_context& ioc, const tcp::endpoint& at, HttpServerOptions options,
-                       HttpHandler handler)
-    : ioc_(ioc), acceptor_(ioc), options_(std::move(options)), handler_(std::move(handler)) {
-  acceptor_.open(at.protocol());
-  acceptor_.set_option(asio::socket_base::reuse_address(true));
-  acceptor_.bind(at);
-  acceptor_.listen(asio::socket_base::max_listen_connections);
+HttpServer::HttpServer(asio::io_context& ioc, const std::vector<tcp::endpoint>& at,
+                       HttpServerOptions options, HttpHandler handler)
+    : ioc_(ioc), options_(std::move(options)), handler_(std::move(handler)) {
+  std::optional<boost::system::system_error> first_error;
+  unsigned short port = at.empty() ? 0 : at.front().port();
+  for (tcp::endpoint endpoint : at) {
+    // Port 0: the port the first address got, so that all share one.
+    if (endpoint.port() == 0) endpoint.port(port);
+    auto acceptor = std::make_unique<tcp::acceptor>(ioc);
+    try {
+      acceptor->open(endpoint.protocol());
+      acceptor->set_option(asio::socket_base::reuse_address(true));
+      // "::" beside "0.0.0.0" (a name with both): each socket its family.
+      if (endpoint.protocol() == tcp::v6()) acceptor->set_option(asio::ip::v6_only(true));
+      acceptor->bind(endpoint);
+      acceptor->listen(asio::socket_base::max_listen_connections);
+    } catch (const boost::system::system_error& e) {
+      // An address of a name that this host cannot bind (::1 without IPv6)
+      // is skipped as long as another one is bound.
+      if (!first_error) first_error = e;
+      spdlog::warn("cannot listen on {}: {}", endpoint.address().to_string(), e.code().message());
+      continue;
+    }
+    port = acceptor->local_endpoint().port();
+    acceptors_.push_back(std::move(acceptor));
+  }
+  if (acceptors_.empty()) {
+    if (first_error) throw *first_error;
+    throw boost::system::system_error(asio::error::invalid_argument, "no address to listen on");
+  }
 }
 
-unsigned short HttpServer::port() const { return acceptor_.local_endpoint().port(); }
+unsigned short HttpServer::port() const { return acceptors_.front()->local_endpoint().port(); }
 
-void HttpServer::Start() { asio::co_spawn(strand_, Accept(), asio::detached); }
+std::vector<tcp::endpoint> HttpServer::endpoints() const {
+  std::vector<tcp::endpoint> out;
+  for (const auto& a : acceptors_) out.push_back(a->local_endpoint());
+  return out;
+}
+
+void HttpServer::Start() {
+  for (auto& a : acceptors_) asio::co_spawn(strand_, Accept(*a), asio::detached);
+}
 
 void HttpServer::StopAccepting() {
   state_->stopping.store(true);
-  // On the acceptor's strand: never concurrently with the pending accept.
+  // On the acceptors' strand: never concurrently with a pending accept.
   asio::post(strand_, [this] {
     boost::system::error_code ec;
-    acceptor_.close(ec);
+    for (auto& a : acceptors_) a->close(ec);
   });
 }
 
-asio::awaitable<void> HttpServer::Accept() {
+asio::awaitable<void> HttpServer::Accept(tcp::acceptor& acceptor) {
   asio::steady_timer pause(strand_);
   auto last_warning = std::chrono::steady_clock::time_point();
   for (;;) {
     boost::system::error_code ec;
-    tcp::socket socket = co_await acceptor_.async_accept(
+    tcp::socket socket = co_await acceptor.async_accept(
         asio::make_strand(ioc_), asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
-      if (!acceptor_.is_open()) co_return;
+      if (!acceptor.is_open()) co_return;
       // Out of file descriptors (or another resource): pause rather than
       // spin; connections in progress free some.
       if (std::chrono::steady_clock::now() - last_warning > std::chrono::seconds(10)) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HttpServer: HTTP/1.1 on Boost.Beast with keep-alive, timeouts, and limits
 // on connections, request sizes and the memory requests hold; each request
 // is handed to a coroutine handler.
@@ -11,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "api/http_response.h"
 #include "common/status.h"
@@ -55,8 +57,11 @@ class HttpServer {
   static constexpr std::size_t kOverflowConnections = 64;
   static constexpr std::size_t kMemoryPerBodyByte = 7;
 
-  // Binds and listens; throws boost::system::system_error if it cannot.
-  HttpServer(boost::asio::io_context& ioc, const boost::asio::ip::tcp::endpoint& at,
+  // Binds and listens on each of `at` (the addresses a --listen name
+  // resolved to; port 0: one free port shared by all); an address that
+  // cannot be bound is skipped with a warning while another one is bound.
+  // Throws boost::system::system_error if none can be.
+  HttpServer(boost::asio::io_context& ioc, const std::vector<boost::asio::ip::tcp::endpoint>& at,
              HttpServerOptions options, HttpHandler handler);
 
   void Start();
@@ -68,6 +73,8 @@ class HttpServer {
   // Requests and connections answered 503 or closed because of a limit.
   std::uint64_t overloaded() const { return state_->overloaded.load(); }
   unsigned short port() const;
+  // Where it listens.
+  std::vector<boost::asio::ip::tcp::endpoint> endpoints() const;
 
  private:
   // Shared with the connections' coroutines, which may outlive a stop.
@@ -78,7 +85,7 @@ class HttpServer {
     std::atomic<std::uint64_t> overloaded{0};
   };
 
-  boost::asio::awaitable<void> Accept();
+  boost::asio::awaitable<void> Accept(boost::asio::ip::tcp::acceptor& acceptor);
   boost::asio::awaitable<void> Serve(boost::asio::ip::tcp::socket socket, bool overflow);
   template <typename Stream>
   boost::asio::awaitable<void> ServeRequests(Stream& stream, bool overflow);
@@ -86,7 +93,7 @@ class HttpServer {
   boost::asio::io_context& ioc_;
   boost::asio::strand<boost::asio::io_context::executor_type> strand_{
       boost::asio::make_strand(ioc_)};
-  boost::asio::ip::tcp::acceptor acceptor_;
+  std::vector<std::unique_ptr<boost::asio::ip::tcp::acceptor>> acceptors_;
   const HttpServerOptions options_;
   const HttpHandler handler_;
   const std::shared_ptr<State> state_ = std::make_shared<State>();

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "api/id_generator.h"
 
 #include <sys/random.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Ids for timers created without one.
 #ifndef TICKWHEEL_SERVER_API_ID_GENERATOR_H_
 #define TICKWHEEL_SERVER_API_ID_GENERATOR_H_

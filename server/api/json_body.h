@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Request bodies as JSON: parsed with bounded memory, and their canonical
 // form (for digests that ignore key order and spacing).
 #ifndef TICKWHEEL_SERVER_API_JSON_BODY_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "api/list_query.h"
 
 #include <charconv>
@@ -160,16 +161,25 @@ Result<ListQuery> ParseListQuery(std::string_view query) {
       out.filter.host = std::move(*host);
     } else {
       return Status::Invalid("unknown_field",
-                             "unknown query parameter \"" + key->substr(0, 64) +
-                                 "\"; known: state, limit, after, show_headers, prefix, host",
+                             "unknown query parameter \"" + key->substr(0, 64) + "\"" +
+                                 SuggestField(*key, {"state", "limit", "after", "show_headers",
+                                                     "prefix", "host"}) +
+                                 "; known: state, limit, after, show_headers, prefix, host",
                              key->substr(0, 64));
     }
     return Status::Ok();
   });
   if (!s.ok()) return s;
   if (!has_state) {
+    // Each state is its own index, in its own order (pending by due time,
+    // failed by when they failed, ...): one page across states would have
+    // no order to continue from.
     return Status::Invalid("missing_field",
-                           "give ?state=pending|delivering|delivered|failed|cancelled", "state");
+                           "give ?state=pending|delivering|delivered|failed|cancelled: timers "
+                           "are listed one state at a time, each in its own order (due time for "
+                           "pending and delivering, the time of the outcome for the others); "
+                           "GET /v1/stats counts every state",
+                           "state");
   }
   return out;
 }

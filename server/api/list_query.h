@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The query strings of GET /v1/timers (?state=S&limit=N&after=CURSOR
 // &show_headers=B&prefix=P&host=H) and GET /v1/timers/{id}
 // (?show_headers=B).

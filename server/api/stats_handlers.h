@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the web console's overview and cluster view read: GET /v1/stats,
 // GET /v1/stats/series and GET /v1/cluster.
 #ifndef TICKWHEEL_SERVER_API_STATS_HANDLERS_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Awaiting a store write from an HTTP handler coroutine.
 #ifndef TICKWHEEL_SERVER_API_STORE_WRITE_H_
 #define TICKWHEEL_SERVER_API_STORE_WRITE_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "api/target_check.h"
 
 #include <boost/asio.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The SSRF guard at create: the webhook targets of new timers are looked up
 // and their addresses checked (egress/target_policy.h) before anything is
 // stored, so a denied target is a 400 rather than a dead letter later.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "api/timer_handlers.h"
 
 #include <memory>
@@ -107,8 +108,13 @@ asio::awaitable<HttpResponse> TimerHandlers::Create(const HttpRequest& req) {
       kDurable);
   Status s = co_await std::move(write);  // its own statement (GCC 12)
   if (!s.ok()) co_return ErrorResponse(s);
-  if (out->status == 201) metrics_.created.fetch_add(1, std::memory_order_relaxed);
-  co_return JsonResponse(out->status, TimerJson(out->record));
+  HttpResponse res = JsonResponse(out->status, TimerJson(out->record));
+  if (out->status == 201) {
+    metrics_.created.fetch_add(1, std::memory_order_relaxed);
+    // Ids hold only unreserved characters (ValidateId): no escaping needed.
+    res.set(boost::beast::http::field::location, "/v1/timers/" + out->record.id);
+  }
+  co_return res;
 }
 
 asio::awaitable<HttpResponse> TimerHandlers::CreateBatch(const HttpRequest& req) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The handlers of /v1/timers: each parses its request, runs its transition
 // (timer/timer_state_machine.h) in one store write, and answers after the
 // write is durable.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The API's JSON answers: timers, batches, pages and errors.
 #ifndef TICKWHEEL_SERVER_API_TIMER_JSON_H_
 #define TICKWHEEL_SERVER_API_TIMER_JSON_H_

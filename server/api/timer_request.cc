@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "api/timer_request.h"
 
 #include <boost/json.hpp>
@@ -55,15 +56,46 @@ bool HasNonFinite(const json::value& v) {
 
 using Known = std::initializer_list<std::string_view>;
 
-// A likely typo of a known field, to suggest the right name.
-std::string Suggest(std::string_view key, Known known) {
-  for (std::string_view k : known) {
-    if (key.size() >= 3 && k.substr(0, 3) == key.substr(0, 3)) {
-      return " (did you mean \"" + std::string(k) + "\"?)";
+// Levenshtein distance where swapping two neighbours costs 1 (optimal
+// string alignment): "dealy_ms" is 1 from "delay_ms".
+std::size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
     }
   }
-  return "";
+  return d[a.size()][b.size()];
 }
+
+}  // namespace
+
+std::string SuggestField(std::string_view key, std::initializer_list<std::string_view> known) {
+  // Near enough to be a typo: at most 2 edits, and fewer than a third of
+  // the name (so "id" is not suggested for "ab"). Unknown keys are cut to
+  // 64 characters before they get here.
+  const std::string_view k64 = key.substr(0, 64);
+  std::string_view best;
+  std::size_t best_distance = 3;
+  for (std::string_view k : known) {
+    const std::size_t distance = EditDistance(k64, k);
+    if (distance < best_distance && distance * 3 < k.size()) {
+      best = k;
+      best_distance = distance;
+    }
+  }
+  return best.empty() ? "" : " (did you mean \"" + std::string(best) + "\"?)";
+}
+
+namespace {
+
+std::string Suggest(std::string_view key, Known known) { return SuggestField(key, known); }
 
 Status CheckFields(const json::object& obj, Known known, std::string_view prefix) {
   for (const auto& kv : obj) {
@@ -92,6 +124,20 @@ Result<std::optional<std::int64_t>> Integer(const json::object& obj, std::string
              Name(prefix, key) + " must be an integer, not " + KindName(*v));
 }
 
+// "3650 days", "36 hours", "90 minutes", "1500 ms": the largest unit that
+// divides the horizon, so the figure reads as the flag was given.
+std::string HorizonText(std::int64_t ms) {
+  struct Unit {
+    std::int64_t ms;
+    const char* name;
+  };
+  for (Unit u : {Unit{86'400'000, "days"}, Unit{3'600'000, "hours"}, Unit{60'000, "minutes"},
+                 Unit{1000, "seconds"}}) {
+    if (ms >= u.ms && ms % u.ms == 0) return std::to_string(ms / u.ms) + " " + u.name;
+  }
+  return std::to_string(ms) + " ms";
+}
+
 // delay_ms | fire_at_ms -> absolute fire time.
 Result<std::int64_t> FireTime(const json::object& obj, const ApiLimits& limits,
                               std::int64_t now_ms, std::string_view prefix) {
@@ -118,7 +164,7 @@ Result<std::int64_t> FireTime(const json::object& obj, const ApiLimits& limits,
     if (*d > limits.horizon_ms) {
       return Bad("beyond_horizon", Name(prefix, "delay_ms"),
                  Name(prefix, "delay_ms") + " is beyond the server's horizon of " +
-                     std::to_string(limits.horizon_ms) + " ms");
+                     HorizonText(limits.horizon_ms) + " (--horizon)");
     }
     return now_ms + *d;
   }
@@ -129,8 +175,8 @@ Result<std::int64_t> FireTime(const json::object& obj, const ApiLimits& limits,
   if (*a > now_ms + limits.horizon_ms) {
     return Bad("beyond_horizon", Name(prefix, "fire_at_ms"),
                Name(prefix, "fire_at_ms") + " is beyond the server's horizon of " +
-                   std::to_string(limits.horizon_ms) +
-                   " ms from now (is it in seconds or microseconds instead of ms?)");
+                   HorizonText(limits.horizon_ms) +
+                   " from now (--horizon; is it in microseconds instead of ms?)");
   }
   return std::max(*a, now_ms);  // the past fires now
 }

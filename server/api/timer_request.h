@@ -1,9 +1,11 @@
+// SPDX-License-Identifier: Apache-2.0
 // Parsing and validating the API's request bodies and path parameters.
 #ifndef TICKWHEEL_SERVER_API_TIMER_REQUEST_H_
 #define TICKWHEEL_SERVER_API_TIMER_REQUEST_H_
 
 #include <boost/json/value.hpp>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +32,10 @@ inline constexpr std::size_t kMaxTargetHeaderBytes = 8 * 1024;  // names and val
 
 // Ids: 1..128 characters of [A-Za-z0-9._~-]. `field` names it in errors.
 Status ValidateId(std::string_view id, std::string_view field);
+
+// " (did you mean \"delay_ms\"?)" when `key` is within a small edit
+// distance of one of `known` (a typo such as "dealy_ms"); "" otherwise.
+std::string SuggestField(std::string_view key, std::initializer_list<std::string_view> known);
 
 // One timer of POST /v1/timers or of a batch; `prefix` prefixes field names
 // in errors ("" or "timers[3]."). `now_ms` is the wall clock at receipt. The

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The export format (docs/operations.md, "The export format"): JSON lines.
 //
 //   {"kind":"export","format":1,"server_version","store","taken_ms",

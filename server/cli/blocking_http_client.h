@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // BlockingHttpClient: one keep-alive HTTP/1.1 or HTTPS connection, one
 // request at a time; for the client commands and for tests.
 #ifndef TICKWHEEL_SERVER_CLI_BLOCKING_HTTP_CLIENT_H_

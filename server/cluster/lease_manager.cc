@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "cluster/lease_manager.h"
 
 #include <spdlog/spdlog.h>

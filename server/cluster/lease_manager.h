@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // LeaseManager: a cluster node's share of the shards. It holds leases in
 // tickwheel_shard_leases, renews them, takes a fair share (and the shards
 // of nodes whose leases expired), gives extras back when nodes join, and

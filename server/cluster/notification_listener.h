@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NotificationListener: what other cluster nodes announce through
 // PostgreSQL's LISTEN/NOTIFY: changes to timers due soon (so the owner of
 // their shard arms them at once) and shards handed over (so the others take

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Base64 (RFC 4648, the standard alphabet with padding), for webhook
 // secrets and signatures.
 #ifndef TICKWHEEL_SERVER_COMMON_BASE64_H_

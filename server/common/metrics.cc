@@ -1,6 +1,13 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "common/metrics.h"
 
 #include <cstdio>
+
+#include "common/process_metrics.h"
+
+#ifndef TICKWHEEL_VERSION
+#define TICKWHEEL_VERSION "unknown"
+#endif
 
 namespace tickwheel::server {
 
@@ -70,19 +77,75 @@ double MsHistogram::Quantile(const Buckets& buckets, double q) {
   return kBounds.back();
 }
 
+void HttpRequestCounter::Count(std::string_view route, int code) {
+  internal::MutexLock lock(mutex_);
+  auto it = counts_.find(route);
+  if (it == counts_.end()) it = counts_.emplace(std::string(route), std::map<int, std::uint64_t>()).first;
+  ++it->second[code];
+}
+
+std::uint64_t HttpRequestCounter::Get(std::string_view route, int code) const {
+  internal::MutexLock lock(mutex_);
+  auto it = counts_.find(route);
+  if (it == counts_.end()) return 0;
+  auto n = it->second.find(code);
+  return n == it->second.end() ? 0 : n->second;
+}
+
+void HttpRequestCounter::Render(std::string& out) const {
+  out += "# HELP tickwheel_http_requests_total API requests answered, by route template and "
+         "HTTP status code.\n# TYPE tickwheel_http_requests_total counter\n";
+  internal::MutexLock lock(mutex_);
+  for (const auto& [route, codes] : counts_) {
+    for (const auto& [code, n] : codes) {
+      out += "tickwheel_http_requests_total{route=\"" + route + "\",code=\"" +
+             std::to_string(code) + "\"} " + std::to_string(n) + "\n";
+    }
+  }
+}
+
+void AppendGaugeMetric(std::string& out, std::string_view name, std::string_view help,
+                       double v) {
+  char value[32];
+  std::snprintf(value, sizeof value, "%.17g", v);
+  out.append("# HELP ").append(name).append(" ").append(help).append("\n# TYPE ");
+  out.append(name).append(" gauge\n").append(name).append(" ").append(value).append("\n");
+}
+
+void AppendCounterMetric(std::string& out, std::string_view name, std::string_view help,
+                         std::uint64_t v) {
+  out.append("# HELP ").append(name).append(" ").append(help).append("\n# TYPE ");
+  out.append(name).append(" counter\n").append(name).append(" ");
+  out.append(std::to_string(v)).append("\n");
+}
+
+void AppendLabeledGauge(std::string& out, std::string_view name, std::string_view help,
+                        std::string_view label,
+                        const std::vector<std::pair<std::string_view, double>>& values) {
+  out.append("# HELP ").append(name).append(" ").append(help).append("\n# TYPE ");
+  out.append(name).append(" gauge\n");
+  for (const auto& [label_value, v] : values) {
+    char value[32];
+    std::snprintf(value, sizeof value, "%.17g", v);
+    out.append(name).append("{").append(label).append("=\"").append(label_value);
+    out.append("\"} ").append(value).append("\n");
+  }
+}
+
 namespace {
 void Counter(std::string& out, const char* name, const char* help,
              std::uint64_t value) {
-  char line[320];
-  std::snprintf(line, sizeof line, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n",
-                name, help, name, name, static_cast<unsigned long long>(value));
-  out += line;
+  AppendCounterMetric(out, name, help, value);
 }
 }  // namespace
 
 std::string Metrics::Render(
     const std::function<void(std::string&)>& gauges) const {
   std::string out;
+  out += "# HELP tickwheel_build_info The running build: its version in a label; always 1.\n"
+         "# TYPE tickwheel_build_info gauge\n"
+         "tickwheel_build_info{version=\"" TICKWHEEL_VERSION "\"} 1\n";
+  AppendProcessMetrics(out);
   gauges(out);
   Counter(out, "tickwheel_timers_created_total", "Timers created (acknowledged durable).", created);
   Counter(out, "tickwheel_timers_fired_total", "Delivery attempts started.", fired);
@@ -105,9 +168,7 @@ std::string Metrics::Render(
   Counter(out, "tickwheel_timers_waiting_for_nats_total",
           "Due timers with a NATS target left pending because this server runs without --nats.",
           waiting_for_nats);
-  Counter(out, "tickwheel_http_requests_total", "API requests answered.", http_requests);
-  Counter(out, "tickwheel_http_client_errors_total", "API requests answered 4xx.", http_client_errors);
-  Counter(out, "tickwheel_http_unauthenticated_total", "API requests answered 401 (no or a wrong token).", http_unauthenticated);
+  http_requests.Render(out);
   Counter(out, "tickwheel_store_writes_total", "Atomic store writes (group commits).", store_writes);
   Counter(out, "tickwheel_store_mutations_total", "State changes written (creates, claims, outcomes, ...).", store_mutations);
   delivery_latency.Render(out, "tickwheel_delivery_latency_seconds",

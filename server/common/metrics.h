@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The server's counters and histograms, and their Prometheus text form.
 #ifndef TICKWHEEL_SERVER_COMMON_METRICS_H_
 #define TICKWHEEL_SERVER_COMMON_METRICS_H_
@@ -6,7 +7,13 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "tickwheel/internal/mutex.h"
 
 namespace tickwheel::server {
 
@@ -38,6 +45,37 @@ class MsHistogram {
   std::atomic<std::uint64_t> sum_us_{0};
 };
 
+// API requests answered, by route template and HTTP status code: the
+// series of `tickwheel_http_requests_total{route="...",code="..."}`.
+// Cardinality is bounded by the caller: `route` must be one of the API's
+// route templates ("/v1/timers/{id}", never a raw path) or "other".
+// Thread safety: any thread; one short lock per request.
+class HttpRequestCounter {
+ public:
+  void Count(std::string_view route, int code) TW_EXCLUDES(mutex_);
+  // The count of one series (0 if it never occurred).
+  std::uint64_t Get(std::string_view route, int code) const TW_EXCLUDES(mutex_);
+  void Render(std::string& out) const TW_EXCLUDES(mutex_);
+
+ private:
+  mutable internal::Mutex mutex_;
+  // route -> code -> count
+  std::map<std::string, std::map<int, std::uint64_t>, std::less<>> counts_ TW_GUARDED_BY(mutex_);
+};
+
+// Prometheus text-format helpers shared by every part that appends to
+// /metrics: one # HELP and # TYPE per family. Conventions (docs/server.md,
+// Metrics): counters end in _total, gauges do not; units are base units
+// (_seconds, _bytes); timestamps end in _timestamp_seconds; a family
+// spread over states or routes is one name with a label.
+void AppendGaugeMetric(std::string& out, std::string_view name, std::string_view help, double v);
+void AppendCounterMetric(std::string& out, std::string_view name, std::string_view help,
+                         std::uint64_t v);
+// One family with one label: `name{label="value"} v` for each pair.
+void AppendLabeledGauge(std::string& out, std::string_view name, std::string_view help,
+                        std::string_view label,
+                        const std::vector<std::pair<std::string_view, double>>& values);
+
 // Everything /metrics shows. Counters only go up.
 struct Metrics {
   std::atomic<std::uint64_t> created{0};
@@ -55,17 +93,16 @@ struct Metrics {
   std::atomic<std::uint64_t> fenced_writes{0};          // refused: shard not owned
   std::atomic<std::uint64_t> store_write_failures{0};   // claims/outcomes to write again
   std::atomic<std::uint64_t> waiting_for_nats{0};       // NATS timers left pending
-  std::atomic<std::uint64_t> http_requests{0};
-  std::atomic<std::uint64_t> http_client_errors{0};  // 4xx answered
-  std::atomic<std::uint64_t> http_unauthenticated{0};  // 401 answered
+  HttpRequestCounter http_requests;  // by route template and status code
   MsHistogram delivery_latency;  // request sent -> response read
   MsHistogram lateness;          // due time -> attempt claimed (wall clock)
   MsHistogram store_write;       // one write (incl. waiting for the fsync)
   std::atomic<std::uint64_t> store_writes{0};     // atomic writes (groups)
   std::atomic<std::uint64_t> store_mutations{0};  // state changes in them
 
-  // Renders everything; `gauges` appends the live gauges (pending, in
-  // window, ...) in Prometheus form.
+  // Renders everything: tickwheel_build_info, the process_* metrics, the
+  // counters and histograms here; `gauges` appends the live gauges
+  // (timers by state, in window, ...) in Prometheus form.
   std::string Render(const std::function<void(std::string&)>& gauges) const;
 };
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MetricsSeries: the last hour of the server's rates and lateness in fixed
 // buckets, kept in memory, so the web console can chart them without a
 // Prometheus (GET /v1/stats/series).

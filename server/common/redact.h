@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Keeping secrets out of logs and error messages.
 #ifndef TICKWHEEL_SERVER_COMMON_REDACT_H_
 #define TICKWHEEL_SERVER_COMMON_REDACT_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ServerClock: the two clocks the server needs. Timers are persisted in wall
 // clock time (Unix milliseconds, comparable across restarts and machines);
 // waiting happens on the steady clock (tickwheel::Clock), which never jumps.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SHA-256 (OpenSSL), for digests that must stay the same across builds and
 // standard libraries.
 #ifndef TICKWHEEL_SERVER_COMMON_SHA256_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Status and Result<T>: how every part of the server reports what went
 // wrong, as leveldb's and abseil's Status. Errors of RocksDB, libpq, NATS,
 // the network and the request parser are turned into a Status where they

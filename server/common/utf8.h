@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Text that must be valid UTF-8 (JSON) but may quote a client's bytes.
 #ifndef TICKWHEEL_SERVER_COMMON_UTF8_H_
 #define TICKWHEEL_SERVER_COMMON_UTF8_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What one delivery attempt came to, as the webhook client and the NATS
 // publisher report it to the dispatcher.
 #ifndef TICKWHEEL_SERVER_DELIVERY_ATTEMPT_RESULT_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dispatcher: turns fired timers into delivery attempts, and the attempts'
 // outcomes into state transitions (timer/timer_state_machine.h).
 #ifndef TICKWHEEL_SERVER_DELIVERY_DISPATCHER_H_

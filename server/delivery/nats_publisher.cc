@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "delivery/nats_publisher.h"
 
 #include <nats/nats.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NatsPublisher: delivers to NATS JetStream subjects, one message per
 // attempt, de-duplicated by JetStream on the timer id (Nats-Msg-Id).
 #ifndef TICKWHEEL_SERVER_DELIVERY_NATS_PUBLISHER_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Retry-After header of a 429 or 503 answer (RFC 9110, 10.2.3).
 #ifndef TICKWHEEL_SERVER_DELIVERY_RETRY_AFTER_H_
 #define TICKWHEEL_SERVER_DELIVERY_RETRY_AFTER_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "delivery/tls_client.h"
 
 #include <openssl/x509v3.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TLS for https:// webhooks: the client context (certificates checked
 // against the system's CA store, and a private CA if given), the per-
 // connection settings (SNI, the name or address the certificate must be

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // WebhookClient: HTTP and HTTPS POSTs to many hosts over pooled keep-alive
 // connections, with a per-host connection limit and a timeout per attempt;
 // every attempt's addresses checked by the SSRF guard; requests signed.

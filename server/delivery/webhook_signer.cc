@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "delivery/webhook_signer.h"
 
 #include <openssl/core_names.h>

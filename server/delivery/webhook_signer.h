@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // WebhookSigner: signs deliveries as the Standard Webhooks specification
 // says (https://www.standardwebhooks.com), so receivers verify them with its
 // libraries: HMAC-SHA256 over "{webhook-id}.{webhook-timestamp}.{body}",

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "egress/dns_resolver.h"
 
 #include <boost/asio/io_context.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DnsResolver: host names to addresses for the webhook client, on threads of
 // its own and with a cache, so that one slow name server delays only the
 // attempts to that name (asio's resolver runs every lookup of an io_context

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TargetPolicy: where webhooks may be sent (the SSRF guard). Checked on the
 // addresses a target's host resolves to, at create (api/) and again at
 // every attempt (delivery/), so a name whose DNS changes later cannot point

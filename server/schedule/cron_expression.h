@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A cron expression, parsed: the set of values each field matches. The
 // syntax, for users, is in docs/schedules.md ("Cron expressions and time
 // zones"); this is its grammar and what each construct becomes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CronRecurrence: a cron expression in a time zone with its DST policies;
 // the cron half of Recurrence (recurrence.h), which documents the contract.
 #ifndef TICKWHEEL_SERVER_SCHEDULE_CRON_RECURRENCE_H_

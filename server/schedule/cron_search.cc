@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "schedule/cron_search.h"
 
 #include <date/date.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CronSearch: which local times a cron expression matches, and the next
 // one from a given local time, on the proleptic Gregorian calendar without
 // any zone (cron_recurrence.h maps local times to instants).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "schedule/posix_time_zone.h"
 
 #include <date/date.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A POSIX TZ rule, as the footer of a TZif file carries it (RFC 8536,
 // section 3.3): "CET-1CEST,M3.5.0,M10.5.0/3". It says how a zone keeps
 // time after the last transition its file lists. Debian's zone files list

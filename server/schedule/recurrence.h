@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Recurrence: when a schedule fires. The contract between the recurrence
 // engine (this folder's cron parsing, time zones and search) and the
 // schedule service above it (/work/coord/recurrence_interface.md); the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RFC 3339 text of an instant as a clock at a given UTC offset reads it:
 // "2026-03-29T03:00:00+02:00", with ".250" only when the milliseconds are
 // not zero, and the offset's seconds (":28") only when it has some (local

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Zone: an IANA time zone of the system's tz database (/usr/share/zoneinfo),
 // through date/tz (Debian's libhowardhinnant-date-dev; docs/design.md says
 // why date/tz). Beyond the last transition a zone file lists (2037 in

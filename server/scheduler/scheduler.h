@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Scheduler: the in-memory tier. Keeps the timers due within a look-ahead
 // window, of the shards this node owns, in a Wheel, refills it from the
 // store's due index as time moves, and hands due timers to the dispatcher.

@@ -1,6 +1,8 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "serve/serve.h"
 
 #include <spdlog/spdlog.h>
+#include <pthread.h>
 #include <sys/resource.h>
 
 #include <atomic>
@@ -28,8 +30,19 @@ void RaiseFileLimit() {
 int RunServe(const ServeOptions& options) {
   spdlog::set_level(spdlog::level::from_str(options.log_level));
   RaiseFileLimit();
+  // SIGTERM and SIGINT are held back until the handler below is in place:
+  // the port is bound early in Start (before the store), so a client may be
+  // answered, and send a SIGTERM, before Start returns. The threads Start
+  // makes inherit the block; this thread takes the signals once unblocked.
+  sigset_t stop_signals;
+  sigset_t previous;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, &previous);
   Result<std::unique_ptr<Server>> server = Server::Start(options);
   if (!server.ok()) {
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
     spdlog::error("{}", server.status().message());
     return 1;
   }
@@ -51,6 +64,7 @@ int RunServe(const ServeOptions& options) {
         signals.async_wait(on_signal);
       };
   signals.async_wait(on_signal);
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);  // one that came meanwhile arrives now
   first.get_future().wait();
   (*server)->Drain([&] { return second.load(); });
   spdlog::info("stopped cleanly");

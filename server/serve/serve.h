@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `tickwheel serve`: runs the server until SIGTERM/SIGINT, then drains.
 #ifndef TICKWHEEL_SERVER_SERVE_SERVE_H_
 #define TICKWHEEL_SERVER_SERVE_SERVE_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Everything `tickwheel serve` can be told (app/server_commands.cc maps the
 // flags onto it; docs/server.md lists them).
 #ifndef TICKWHEEL_SERVER_SERVE_SERVE_OPTIONS_H_

@@ -1,9 +1,11 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "serve/server.h"
 
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/ip/address.hpp>
 #include <boost/json.hpp>
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <numeric>
@@ -21,7 +23,9 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
-Result<tcp::endpoint> ParseListen(const std::string& listen) {
+// --listen host:port: an IP address, or a name resolved to each of its
+// addresses ("localhost" -> 127.0.0.1 and ::1); an empty host is 0.0.0.0.
+Result<std::vector<tcp::endpoint>> ResolveListen(const std::string& listen) {
   const std::size_t colon = listen.rfind(':');
   if (colon == std::string::npos) {
     return Status::Invalid("bad_flag",
@@ -29,28 +33,49 @@ Result<tcp::endpoint> ParseListen(const std::string& listen) {
   }
   std::string host = listen.substr(0, colon);
   if (host.size() >= 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
-  boost::system::error_code ec;
-  auto address = asio::ip::make_address(host.empty() ? "0.0.0.0" : host, ec);
-  if (ec) return Status::Invalid("bad_flag", "--listen: \"" + host + "\" is not an IP address");
   int port = -1;
   const std::string_view digits = std::string_view(listen).substr(colon + 1);
   auto [end, perr] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
   if (perr != std::errc() || end != digits.data() + digits.size() || port < 0 || port > 65535) {
     return Status::Invalid("bad_flag", "--listen: bad port in \"" + listen + "\"");
   }
-  return tcp::endpoint(address, static_cast<unsigned short>(port));
+  const auto port16 = static_cast<unsigned short>(port);
+  boost::system::error_code ec;
+  auto address = asio::ip::make_address(host.empty() ? "0.0.0.0" : host, ec);
+  if (!ec) return std::vector<tcp::endpoint>{tcp::endpoint(address, port16)};
+  asio::io_context ioc;
+  tcp::resolver resolver(ioc);
+  auto results = resolver.resolve(host, std::to_string(port), tcp::resolver::passive, ec);
+  if (ec || results.empty()) {
+    return Status::Invalid("bad_flag", "--listen: cannot resolve \"" + host + "\": " +
+                                           (ec ? ec.message() : "no address"));
+  }
+  std::vector<tcp::endpoint> out;
+  for (const auto& r : results) {
+    tcp::endpoint e(r.endpoint().address(), port16);
+    if (std::find(out.begin(), out.end(), e) == out.end()) out.push_back(e);
+  }
+  return out;
+}
+
+// "http://127.0.0.1:8080, http://[::1]:8080".
+std::string ListenUrls(const std::vector<tcp::endpoint>& endpoints, bool tls) {
+  std::string out;
+  for (const tcp::endpoint& e : endpoints) {
+    const std::string host = e.address().is_v6() ? "[" + e.address().to_string() + "]"
+                                                 : e.address().to_string();
+    out += (out.empty() ? "" : ", ") + std::string(tls ? "https://" : "http://") + host + ":" +
+           std::to_string(e.port());
+  }
+  return out;
 }
 
 void AppendGauge(std::string& out, const char* name, const char* help, double v) {
-  char line[320];
-  std::snprintf(line, sizeof line, "# HELP %s %s\n# TYPE %s gauge\n%s %.17g\n", name, help, name,
-                name, v);
-  out += line;
+  AppendGaugeMetric(out, name, help, v);
 }
 
 void AppendCounter(std::string& out, const char* name, const char* help, std::uint64_t v) {
-  out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " counter\n" + name +
-         " " + std::to_string(v) + "\n";
+  AppendCounterMetric(out, name, help, v);
 }
 
 // Until `done()` or `deadline`, or `cut_short()`: false if it had to stop
@@ -118,13 +143,31 @@ Server::Server(const ServeOptions& options, ServerClock& clock)
     : options_(options), clock_(clock), ioc_(static_cast<int>(std::max(1u, options.threads))) {}
 
 Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, ServerClock& clock) {
-  Result<tcp::endpoint> endpoint = ParseListen(options.listen);
-  if (!endpoint.ok()) return endpoint.status();
-  Result<Security> security = MakeSecurity(options, *endpoint);
+  Result<std::vector<tcp::endpoint>> endpoints = ResolveListen(options.listen);
+  if (!endpoints.ok()) return endpoints.status();
+  // The access rules look at a non-loopback address if there is one.
+  tcp::endpoint endpoint = endpoints->front();
+  for (const tcp::endpoint& e : *endpoints) {
+    if (!e.address().is_loopback()) endpoint = e;
+  }
+  Result<Security> security = MakeSecurity(options, endpoint);
   if (!security.ok()) return security.status();
   std::unique_ptr<Server> s(new Server(options, clock));
-  Metrics& metrics = s->metrics_;
   Server* raw = s.get();
+  // Bind before anything is created: a taken port leaves no store (and no
+  // new data directory) behind. Requests wait in the backlog until the
+  // HTTP threads start at the end.
+  HttpServerOptions http_options = options.http;
+  http_options.tls = security->api_tls;
+  try {
+    s->http_ = std::make_unique<HttpServer>(
+        s->ioc_, *endpoints, http_options,
+        [raw](HttpRequest& req) { return raw->Handle(req); });
+  } catch (const boost::system::system_error& e) {
+    return Status::Unavailable("cannot listen on " + options.listen + ": " + e.code().message() +
+                               " (is another server using the port?)");
+  }
+  Metrics& metrics = s->metrics_;
   const bool cluster = !options.postgres.empty();
   const std::string node_id = options.node_id.empty() ? options.listen : options.node_id;
   if (cluster) {
@@ -267,16 +310,6 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
     spdlog::warn("access: no --auth-token-file: anyone who can reach {} may create, read and "
                  "cancel timers", options.listen);
   }
-  HttpServerOptions http_options = options.http;
-  http_options.tls = security->api_tls;
-  try {
-    s->http_ = std::make_unique<HttpServer>(
-        s->ioc_, *endpoint, http_options,
-        [raw](HttpRequest& req) { return raw->Handle(req); });
-  } catch (const boost::system::system_error& e) {
-    return Status::Unavailable("cannot listen on " + options.listen + ": " + e.code().message() +
-                               " (is another server using the port?)");
-  }
 
   if (options.retention.count() > 0) {
     s->retention_ = std::make_unique<Retention>(*s->store_, clock, options.retention);
@@ -294,14 +327,14 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
   for (unsigned i = 0; i < std::max(1u, options.threads); ++i) {
     s->http_threads_.emplace_back([raw] { raw->ioc_.run(); });
   }
-  spdlog::info("tickwheel serve: listening on {}://{}:{}, {}", http_options.tls ? "https" : "http",
-               endpoint->address().to_string(), s->http_->port(),
+  s->started_ = true;
+  const std::string urls = ListenUrls(s->http_->endpoints(), http_options.tls != nullptr);
+  spdlog::info("tickwheel serve: listening on {}, {}", urls,
                cluster ? "cluster node " + node_id + " over " +
                              std::to_string(s->store_->shard_count()) + " shards"
                        : "data in " + options.data_dir);
   if (options.ui) {
-    spdlog::info("web console at {}://{}:{}/ui/ ({})", http_options.tls ? "https" : "http",
-                 endpoint->address().to_string(), s->http_->port(),
+    spdlog::info("web console at {}/ui/ ({})", urls.substr(0, urls.find(',')),
                  tokens ? "it asks for a token; a read token gets a read-only console"
                         : "no tokens: whoever reaches it may change timers");
   }
@@ -347,13 +380,16 @@ Server::~Server() {
 
 void Server::AppendGauges(std::string& out) const {
   const StateCounts c = store_->Counts();
-  AppendGauge(out, "tickwheel_timers_pending", "Timers waiting to fire (incl. retries in backoff).", static_cast<double>(c[0]));
-  AppendGauge(out, "tickwheel_timers_delivering", "Timers with an attempt in flight.", static_cast<double>(c[1]));
-  AppendGauge(out, "tickwheel_timers_delivered", "Timers delivered (kept in the store).", static_cast<double>(c[2]));
-  AppendGauge(out, "tickwheel_timers_dead_letters", "Timers that failed every attempt.", static_cast<double>(c[3]));
-  AppendGauge(out, "tickwheel_timers_cancelled", "Timers cancelled (kept in the store).", static_cast<double>(c[4]));
+  std::vector<std::pair<std::string_view, double>> by_state;
+  for (int i = 0; i < kNumStates; ++i) {
+    by_state.emplace_back(StateName(static_cast<TimerState>(i)), static_cast<double>(c[static_cast<std::size_t>(i)]));
+  }
+  AppendLabeledGauge(out, "tickwheel_timers",
+                     "Timers in the store by state (pending includes retries in backoff; "
+                     "failed are dead letters).",
+                     "state", by_state);
   AppendGauge(out, "tickwheel_timers_in_window", "Timers loaded in memory (in the wheel or in flight).", static_cast<double>(scheduler_->loaded()));
-  AppendGauge(out, "tickwheel_window_end_seconds", "End of the in-memory window (Unix time).", static_cast<double>(scheduler_->window_end_ms()) / 1000.0);
+  AppendGauge(out, "tickwheel_window_end_timestamp_seconds", "End of the in-memory window (Unix time in seconds).", static_cast<double>(scheduler_->window_end_ms()) / 1000.0);
   AppendGauge(out, "tickwheel_http_connections", "API connections open.", static_cast<double>(http_->open_connections()));
   AppendGauge(out, "tickwheel_http_request_memory_bytes", "Request memory reserved by requests being served.", static_cast<double>(http_->reserved_memory()));
   AppendGauge(out, "tickwheel_webhook_connections", "Webhook connections open.", static_cast<double>(webhook_->connections()));
@@ -377,7 +413,7 @@ void Server::AppendGauges(std::string& out) const {
 void Server::Drain(const std::function<bool()>& cut_short) {
   if (drained_) return;
   drained_ = true;
-  if (!http_) return;  // Start failed: the members' destructors stop what started
+  if (!started_) return;  // Start failed: the members' destructors stop what started
   api_->SetDraining();
   http_->StopAccepting();
   if (leases_) leases_->StopAcquiring();

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Server: the parts of `tickwheel serve` wired together: store, scheduler,
 // dispatcher and delivery, API and HTTP server, retention.
 #ifndef TICKWHEEL_SERVER_SERVE_SERVER_H_
@@ -92,6 +93,7 @@ class Server {
   std::unique_ptr<NotificationListener> notifications_;  // cluster mode
   std::vector<std::thread> http_threads_;
   bool drained_ = false;
+  bool started_ = false;  // Start got to the end: Drain has something to stop
 };
 
 }  // namespace tickwheel::server

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GroupWriter: the store's writer threads. It queues mutations, takes what
 // is queued as a group, locks the group's timers and hands the group to the
 // store's write function: group commit, one atomic write (and one fsync) for

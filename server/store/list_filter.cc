@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "store/list_filter.h"
 
 #include "timer/http_url.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ListFilter: which timers a listing keeps of those it looks at (the
 // console's search by id prefix and by target host).
 #ifndef TICKWHEEL_SERVER_STORE_LIST_FILTER_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // OpenTimerStore: the one place that knows which stores exist.
 #include "store/postgres_timer_store.h"
 #include "store/rocksdb_timer_store.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // OverlayTxn: the StoreTxn both stores give their mutations. Reads come
 // from what the group's mutations wrote, else from the store (through the
 // store's Load); writes stay in memory until the group commits, when the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "store/pg_connection.h"
 
 #include <libpq-fe.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A libpq connection and its results, with errors as Status: the one place
 // the PostgreSQL store and the cluster talk to libpq.
 #ifndef TICKWHEEL_SERVER_STORE_PG_CONNECTION_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The PostgreSQL store's schema and its versioned migrations.
 #ifndef TICKWHEEL_SERVER_STORE_POSTGRES_SCHEMA_H_
 #define TICKWHEEL_SERVER_STORE_POSTGRES_SCHEMA_H_

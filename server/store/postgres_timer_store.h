@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cluster's store: every timer in PostgreSQL, shared by the nodes.
 #ifndef TICKWHEEL_SERVER_STORE_POSTGRES_TIMER_STORE_H_
 #define TICKWHEEL_SERVER_STORE_POSTGRES_TIMER_STORE_H_

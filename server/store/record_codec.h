@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The embedded store's binary form of a TimerRecord: compact and versioned.
 #ifndef TICKWHEEL_SERVER_STORE_RECORD_CODEC_H_
 #define TICKWHEEL_SERVER_STORE_RECORD_CODEC_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Retention: deletes delivered and cancelled timers some time after they
 // finished, so the store does not grow forever. Dead letters (failed) are
 // kept until they are retried.

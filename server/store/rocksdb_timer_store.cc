@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "store/rocksdb_timer_store.h"
 
 #include <rocksdb/db.h>
@@ -536,8 +537,8 @@ class RocksDbTimerStore final : public TimerStore {
       internal::ReaderLock lock(db_mutex_);
       if (db_) syncs = db_options_.statistics->getTickerCount(rocksdb::WAL_FILE_SYNCED);
     }
-    out += "# HELP tickwheel_store_wal_syncs WAL fsyncs since the store was opened.\n"
-           "# TYPE tickwheel_store_wal_syncs gauge\ntickwheel_store_wal_syncs ";
+    out += "# HELP tickwheel_store_wal_syncs_total WAL fsyncs since the store was opened.\n"
+           "# TYPE tickwheel_store_wal_syncs_total counter\ntickwheel_store_wal_syncs_total ";
     out += std::to_string(syncs);
     out += "\n# HELP tickwheel_store_write_errors_total Store writes that failed.\n"
            "# TYPE tickwheel_store_write_errors_total counter\ntickwheel_store_write_errors_total ";

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The embedded store: every timer in one RocksDB database in a directory.
 #ifndef TICKWHEEL_SERVER_STORE_ROCKSDB_TIMER_STORE_H_
 #define TICKWHEEL_SERVER_STORE_ROCKSDB_TIMER_STORE_H_

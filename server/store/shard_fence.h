@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ShardFence: what a cluster node knows of its shard leases, for the
 // PostgreSQL store's fenced writes (store/timer_store.h, WriteOptions).
 #ifndef TICKWHEEL_SERVER_STORE_SHARD_FENCE_H_

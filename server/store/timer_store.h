@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TimerStore: where every timer lives, durably. The interface the API,
 // scheduler, dispatcher and retention are written against; OpenTimerStore
 // picks the implementation (RocksDB in a data directory, or PostgreSQL), as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Webhook target URLs: http[s]://host[:port]/path[?query].
 #ifndef TICKWHEEL_SERVER_TIMER_HTTP_URL_H_
 #define TICKWHEEL_SERVER_TIMER_HTTP_URL_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where a timer is delivered. A record keeps its target as one string: the
 // webhook URL, or kNatsPrefix followed by a JetStream subject.
 #ifndef TICKWHEEL_SERVER_TIMER_TARGET_H_

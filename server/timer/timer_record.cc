@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "timer/timer_record.h"
 
 namespace tickwheel::server {

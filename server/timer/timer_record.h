@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A durable timer as the stores keep it. Its life (which field changes when)
 // is in timer_state_machine.h; how RocksDB encodes it in store/record_codec.h.
 #ifndef TICKWHEEL_SERVER_TIMER_TIMER_RECORD_H_

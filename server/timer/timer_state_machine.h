@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The life of a durable timer: every state transition, in one place. Each is
 // a pure function from the stored record to the next one (or to the Status
 // that refuses it); the API and the dispatcher run them inside store

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Hot backups of the embedded store (docs/operations.md, Backup): a RocksDB
 // checkpoint taken while the server runs, with a manifest beside it that
 // names the record format and the server version that wrote it.

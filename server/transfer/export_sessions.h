@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Exports in pages from one consistent point (docs/operations.md, Export
 // and import): an export takes a snapshot of the store (StoreSnapshot) and
 // keeps it between the pages its client asks for, until it is finished or

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Imports (docs/operations.md, Export and import): timers restored as they
 // were in another store — pending at their due time, dead letters with
 // their attempts and last error, delivered and cancelled ones as finished

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "ui/console.h"
 
 #include "ui/ui_assets.h"

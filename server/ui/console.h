@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Console: the web console (docs/console.md) served at /ui/ when the server
 // runs with --ui. It serves only the compiled-in files of ui_assets.h; the
 // pages then call the /v1 API with the token the operator types in (kept in

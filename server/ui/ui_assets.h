@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The web console's files (server/ui/assets/), compiled into the binary by
 // cmake/EmbedFiles.cmake at build time: `tickwheel serve --ui` serves them
 // without reading the disk or running a build step.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tickwheel/executors/less_executor.h"
 
 #include "tickwheel/internal/argument_checks.h"

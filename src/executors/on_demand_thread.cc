@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tickwheel/internal/on_demand_thread.h"
 
 #include <utility>

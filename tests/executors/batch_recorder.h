@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test helper: records the batches an executor runs, from any thread.
 #ifndef TICKWHEEL_TESTS_EXECUTORS_BATCH_RECORDER_H_
 #define TICKWHEEL_TESTS_EXECUTORS_BATCH_RECORDER_H_

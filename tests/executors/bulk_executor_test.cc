@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tickwheel/executors/bulk_executor.h"
 
 #include <gmock/gmock.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tickwheel/executors/chunk_executor.h"
 
 #include <gmock/gmock.h>

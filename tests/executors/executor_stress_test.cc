@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Many threads against one executor, on the real clock: every task executed
 // exactly once, Wait covering each thread's earlier adds, batches never
 // overlapping.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the cron parser and Recurrence::NextAfter (server/schedule/).
 //
 // Input: the cron expression, then optionally a NUL byte and parameters:

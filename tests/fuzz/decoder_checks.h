@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Oracles shared by the fuzzers of the server's decoders: what a valid id,
 // subject and URL are, written again from the documentation (not calling the
 // code under test), and what every error must look like.

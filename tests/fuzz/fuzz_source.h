@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Choices decoded from a fuzzer's input, for the operation-sequence fuzzers.
 #ifndef TICKWHEEL_TESTS_FUZZ_FUZZ_SOURCE_H_
 #define TICKWHEEL_TESTS_FUZZ_FUZZ_SOURCE_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the reading of HTTP requests as tickwheel serve does it
 // (server/api/http_server.cc): Boost.Beast's request_parser<string_body>
 // with the server's header limit (16 KiB) and a body limit, fed the input

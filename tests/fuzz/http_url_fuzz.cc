@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes ParseHttpUrl (server/timer/http_url.h), which decides what a
 // webhook target is: the API accepts a target URL only if it parses, and
 // the webhook client connects to its host and port and sends its target.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes ParseListQuery (server/api/list_query.h), the query string of
 // GET /v1/timers: ?state=S&limit=N&after=CURSOR&show_headers=B&prefix=P
 // &host=H, percent-decoded.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the seed corpora of tests/fuzz/corpus/<target>/: a handful of
 small inputs per target, each a meaningful case, so that every run starts
 from the interesting shapes rather than from nothing.

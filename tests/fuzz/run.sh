@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs one fuzz target: first every seed (corpus/<name>/) and every kept
 # input (regressions/<name>/) once, then fuzzing for FUZZ_SECONDS (default
 # 25) from those and from the inputs earlier runs found

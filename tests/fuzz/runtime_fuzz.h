@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared by the fuzzers of the threaded runtime (TimingWheel, TimerService)
 // on a ManualClock: the tick arithmetic of the wheel underneath, the
 // decoding of delays and time steps, and a log of what callbacks ran.

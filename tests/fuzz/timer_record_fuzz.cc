@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the embedded store's record codec (server/store/record_codec.h),
 // which every read of the store goes through: a corrupt or truncated value
 // must be refused, never half-read.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the API's request decoding (server/api/timer_request.h): JSON
 // bodies of create, batch and reschedule, ids and NATS subjects, under
 // limits and a receipt time decoded from the input.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes TimerService on a ManualClock with operation sequences decoded
 // from the input, checked against a model of its contract
 // (timer_service.h):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes TimingWheel<int, int> on a ManualClock with operation sequences
 // decoded from the input, checked against a model of its contract
 // (timing_wheel.h):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes Wheel<T> with operation sequences decoded from the input, checked
 // against the reference model of tests/wheel_model.h (the one the
 // randomized model test uses) and CheckInvariants() after every step.

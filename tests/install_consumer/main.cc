@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Uses each layer once through the installed headers and library.
 #include <tickwheel/timer_service.h>
 #include <tickwheel/timing_wheel.h>

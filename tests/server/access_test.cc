@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The pieces of access and delivery security, in-process: the SSRF policy,
 // API tokens, webhook signatures (checked against OpenSSL's HMAC called
 // here and the Standard Webhooks specification's own example), base64.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cron parser (server/schedule/cron_expression.h): every construct of
 // the syntax and the set it becomes, and every error with the field it
 // names.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cron schedules through Recurrence (server/schedule/recurrence.h): next
 // times in a zone with every DST policy, across both transitions of
 // Europe/Berlin, America/New_York, Australia/Lord_Howe (30 minutes) and

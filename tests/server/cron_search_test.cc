@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CronSearch (server/schedule/cron_search.h): which local times an
 // expression matches and the next one, on the calendar alone (no zone):
 // the day-of-month / day-of-week rule, L, W, #, leap days, year

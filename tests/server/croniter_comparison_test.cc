@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Recurrence against python3-croniter (Debian's, 1.3.5): a few thousand
 // expressions generated from a fixed seed, each in a zone of its own, with
 // start instants at random and near DST changes; for each start, the next

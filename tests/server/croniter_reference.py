@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """The reference side of croniter_comparison_test (tests/server/).
 
 Reads queries, one per line, tab-separated:

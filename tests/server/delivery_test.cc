@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Delivery in-process, against real receivers on loopback: the webhook
 // client's connections, and the dispatcher over a store that fails.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GroupWriter: which thread runs a write (store/group_writer.h,
 // Limits::run_on_caller and WriteOptions::may_run_on_caller).
 #include "store/group_writer.h"

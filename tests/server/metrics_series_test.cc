@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The console's in-memory series: rates and lateness quantiles per bucket,
 // an hour kept, driven by the times the test passes.
 #include "common/metrics_series.h"

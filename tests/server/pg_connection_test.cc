@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PgConnection's prepared statements on a throw-away PostgreSQL: each
 // distinct statement prepared once per connection, the cache bounded, a
 // statement whose plan a schema change broke prepared again, and a

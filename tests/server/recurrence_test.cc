@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Recurrence (server/schedule/recurrence.h): the spec's checks, every_ms
 // with its anchor, the DST policy names and Describe. Cron's syntax, search
 // and DST behaviour have their own tests (cron_*_test.cc).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The embedded store (RocksDB on a temporary directory) and retention.
 #include <gtest/gtest.h>
 #include <rocksdb/db.h>
@@ -103,7 +104,7 @@ TEST(RocksDbStoreTest, MutationsOnTheSameIdNeverInterleave) {
   EXPECT_EQ(store->Counts()[0], kOps + 1);
   std::string metrics;
   store->AppendMetrics(metrics);
-  EXPECT_NE(metrics.find("tickwheel_store_wal_syncs "), std::string::npos);
+  EXPECT_NE(metrics.find("tickwheel_store_wal_syncs_total "), std::string::npos);
   store->Close();
   Status after_close = Write(*store, {"k"}, [](StoreTxn&) {
     ADD_FAILURE() << "ran after Close";

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The scheduler on a manual clock, over a real store: what it loads, when it
 // fires, and how it keeps memory within its cap.
 #include <gtest/gtest.h>

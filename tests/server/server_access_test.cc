@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // API access of the real `tickwheel serve`: bearer tokens on every /v1
 // route (none, wrong, read, admin), /healthz and /metrics, the API over
 // TLS, target header values redacted unless an admin token asks, the
@@ -131,7 +132,7 @@ TEST_F(ServerAccessTest, WhoamiSaysTheRoleAndHealthzAndMetricsStayOpen) {
   EXPECT_EQ(none->Call("GET", "/v1/whoami").status, 401);
   EXPECT_EQ(Call(*none, "GET", "/healthz").status, 200);
   EXPECT_EQ(none->Call("GET", "/metrics").status, 200);  // no --metrics-auth
-  EXPECT_GT(Metric(*none, "tickwheel_http_unauthenticated_total"), 0);
+  EXPECT_GT(Metric(*none, "tickwheel_http_requests_total{route=\"/v1/whoami\",code=\"401\"}"), 0);
 }
 
 TEST_F(ServerAccessTest, TargetHeadersAreSentAndShownOnlyToAnAdminWhoAsks) {
@@ -177,20 +178,24 @@ TEST_F(ServerAccessTest, ClientCommandsSendTheTokenOverHttps) {
                                         server + " --token-file " + token_file);
   EXPECT_EQ(add_rc, 0) << add_out;
   auto [none_rc, none_out] = RunTickwheel("get cli-acc" + server);
-  EXPECT_EQ(none_rc, 1);
+  EXPECT_EQ(none_rc, 4);  // the token was refused (docs/cli.md's exit codes)
   EXPECT_NE(none_out.find("HTTP 401 unauthenticated"), std::string::npos) << none_out;
+  // What to do about it, in the CLI's own terms.
+  EXPECT_NE(none_out.find("TICKWHEEL_TOKEN"), std::string::npos) << none_out;
+  EXPECT_NE(none_out.find("--token-file"), std::string::npos) << none_out;
   auto [read_rc, read_out] =
       RunTickwheel("get cli-acc" + server, std::string("TICKWHEEL_TOKEN=") + kRead);
   EXPECT_EQ(read_rc, 0) << read_out;
   EXPECT_NE(read_out.find("state:      pending"), std::string::npos) << read_out;
   auto [cancel_rc, cancel_out] =
       RunTickwheel("cancel cli-acc" + server, std::string("TICKWHEEL_TOKEN=") + kRead);
-  EXPECT_EQ(cancel_rc, 1);
+  EXPECT_EQ(cancel_rc, 4);
   EXPECT_NE(cancel_out.find("HTTP 403 forbidden"), std::string::npos) << cancel_out;
+  EXPECT_NE(cancel_out.find("admin token"), std::string::npos) << cancel_out;
   // Without the CA the server's certificate is not trusted.
   auto [ca_rc, ca_out] = RunTickwheel("get cli-acc --server " + server_->url(),
                                       std::string("TICKWHEEL_TOKEN=") + kRead);
-  EXPECT_EQ(ca_rc, 1);
+  EXPECT_EQ(ca_rc, 3);  // unreachable
   EXPECT_NE(ca_out.find("TLS handshake"), std::string::npos) << ca_out;
   // Plain HTTP to the HTTPS port gets nothing useful.
   BlockingHttpClient plain(server_->address(), std::chrono::seconds(5));

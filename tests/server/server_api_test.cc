@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HTTP API of the real `tickwheel serve` on loopback: every route, the
 // idempotency rules, and bad input answered 4xx with nothing stored.
 #include <gtest/gtest.h>
@@ -364,6 +365,20 @@ TEST_P(ServerApiTest, DeadLettersAreRetriedAndDeletedInBulkByFilter) {
   }
   EXPECT_EQ(State(Call(client_, "GET", "/v1/timers/" + p + "keep-1")), "failed");
 
+  // Deleting needs a filter or "all": true (an empty body once deleted every
+  // dead letter); retrying takes either too.
+  JsonCall unfiltered = Call(client_, "POST", "/v1/timers:delete-failed", "{}");
+  EXPECT_EQ(unfiltered.status, 400) << unfiltered.raw;
+  EXPECT_EQ(ErrorField(unfiltered), "all");
+  EXPECT_EQ(Call(client_, "POST", "/v1/timers:delete-failed", "").status, 400);
+  EXPECT_EQ(Call(client_, "POST", "/v1/timers:delete-failed", R"({"all":false})").status, 400);
+  EXPECT_EQ(State(Call(client_, "GET", "/v1/timers/" + p + "keep-1")), "failed");
+  JsonCall all = Call(client_, "POST", "/v1/timers:delete-failed", R"({"all":true,"dry_run":true})");
+  ASSERT_EQ(all.status, 200) << all.raw;
+  EXPECT_GE(all.body.at("matched").as_int64(), 1);
+  EXPECT_EQ(Call(client_, "POST", "/v1/timers:retry-failed", R"({"all":true,"dry_run":true})").status,
+            200);
+  EXPECT_EQ(Call(client_, "POST", "/v1/timers:retry-failed", R"({"all":"yes"})").status, 400);
   EXPECT_EQ(Call(client_, "POST", "/v1/timers:retry-failed", R"({"prefix":"a b"})").status, 400);
   JsonCall unknown = Call(client_, "POST", "/v1/timers:retry-failed", R"({"dryrun":true})");
   EXPECT_EQ(unknown.status, 400);
@@ -450,6 +465,26 @@ TEST_P(ServerApiTest, UnknownRoutesAre404AndWrongMethods405) {
   EXPECT_EQ(ErrorField(Call(client_, "GET", "/v1/timers/bad%20id")), "id");
 }
 
+TEST_P(ServerApiTest, ACreatedTimerIsNamedByTheLocationHeader) {
+  const std::string id = "located-" + std::to_string(WallMs());
+  server::HttpCallResult created = client_.Call("POST", "/v1/timers", TimerBody(id, 60000, url_));
+  ASSERT_EQ(created.status, 201) << created.body;
+  EXPECT_EQ(created.headers["location"], "/v1/timers/" + id);
+  EXPECT_EQ(client_.Call("GET", created.headers["location"]).status, 200);
+  // The same create again is a 200 of the existing timer: nothing created.
+  server::HttpCallResult again = client_.Call("POST", "/v1/timers", TimerBody(id, 60000, url_));
+  EXPECT_EQ(again.status, 200);
+  EXPECT_EQ(again.headers.count("location"), 0u);
+}
+
+TEST_P(ServerApiTest, TheConsolesPathWithoutUiSaysToStartWithUi) {
+  for (const char* path : {"/ui/", "/ui", "/ui/app.js"}) {
+    JsonCall c = Call(client_, "GET", path);
+    EXPECT_EQ(c.status, 404) << path;
+    EXPECT_NE(c.raw.find("start the server with --ui"), std::string::npos) << path << ": " << c.raw;
+  }
+}
+
 TEST_P(ServerApiTest, HealthzAndMetricsAnswer) {
   JsonCall h = Call(client_, "GET", "/healthz");
   EXPECT_EQ(h.status, 200);
@@ -457,7 +492,7 @@ TEST_P(ServerApiTest, HealthzAndMetricsAnswer) {
   server::HttpCallResult m = client_.Call("GET", "/metrics");
   EXPECT_EQ(m.status, 200);
   for (const char* name :
-       {"tickwheel_timers_pending ", "tickwheel_timers_in_window ", "tickwheel_timers_created_total ",
+       {"tickwheel_timers{state=\"pending\"} ", "tickwheel_timers_in_window ", "tickwheel_timers_created_total ",
         "tickwheel_timers_fired_total ", "tickwheel_timers_delivered_total ",
         "tickwheel_timers_retried_total ", "tickwheel_timers_failed_total ",
         "tickwheel_timers_cancelled_total ", "tickwheel_duplicates_after_recovery_total ",

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cluster mode: three real `tickwheel serve` nodes on one real PostgreSQL,
 // with timers created through all of them, while nodes crash, pause past
 // their leases, restart one by one, and PostgreSQL itself restarts.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Delivery security of the real `tickwheel serve`: https:// receivers with
 // valid, expired, wrong-host and unknown-CA certificates; signed deliveries
 // verified as a receiver would; Retry-After honoured; the SSRF guard at

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Delivery by the real `tickwheel serve` to a real HTTP receiver: on time
 // and never early, exactly once without crashes, retries with backoff,
 // dead letters and their retry, a stable Idempotency-Key.
@@ -229,7 +230,7 @@ TEST(ServerRetentionTest, DeliveredTimersAreDeletedAfterTheRetention) {
   }
   EXPECT_EQ(status, 404);
   EXPECT_EQ(State(Call(client, "GET", "/v1/timers/dead")), "failed");
-  EXPECT_EQ(Metric(client, "tickwheel_timers_delivered"), 0);
+  EXPECT_EQ(Metric(client, "tickwheel_timers{state=\"delivered\"}"), 0);
   EXPECT_EQ(server.Terminate(), 0);
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Faults outside the server, through the real `tickwheel serve`: its data
 // directory on a small filesystem that fills up and then frees space, and
 // receivers that never answer, answer too slowly, reset the connection or
@@ -264,10 +265,10 @@ TEST(ServerFaultsTest, MisbehavingReceiversEndInDeadLettersWithBoundedFilesAndMe
     ASSERT_EQ(Call(client, "POST", "/v1/timers:batch", body + "]}").status, 201);
     // Every timer so far becomes a dead letter (bounded wait).
     const double expected = static_cast<double>(ids.size());
-    for (int i = 0; i < 1500 && Metric(client, "tickwheel_timers_dead_letters") < expected; ++i) {
+    for (int i = 0; i < 1500 && Metric(client, "tickwheel_timers{state=\"failed\"}") < expected; ++i) {
       std::this_thread::sleep_for(milliseconds(20));
     }
-    ASSERT_EQ(Metric(client, "tickwheel_timers_dead_letters"), expected) << server.log();
+    ASSERT_EQ(Metric(client, "tickwheel_timers{state=\"failed\"}"), expected) << server.log();
     after_round.push_back(ReadProcessStats(server.pid()));
   }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The real `tickwheel serve` under a flood: connections, request memory,
 // bodies that would explode, and running out of file descriptors. It
 // answers 503 (or 413) when over a limit, keeps /healthz answering, and

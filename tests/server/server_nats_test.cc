@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NATS JetStream targets: the real `tickwheel serve --nats` publishing to a
 // real nats-server (-js) started by the test on a free port.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Crashes and restarts of the real `tickwheel serve`: SIGKILL while timers
 // are firing and being created, a restart with a large backlog, and the
 // SIGTERM drain.
@@ -150,7 +151,7 @@ TEST(ServerRecoveryTest, RestartWithALargeBacklogLoadsOnlyTheWindow) {
   EXPECT_LT(first, std::chrono::seconds(5));
   ASSERT_TRUE(receiver.WaitFor(kNear, std::chrono::seconds(30)));
   BlockingHttpClient client(server->address());
-  EXPECT_EQ(Metric(client, "tickwheel_timers_pending"), kFar);
+  EXPECT_EQ(Metric(client, "tickwheel_timers{state=\"pending\"}"), kFar);
   // Only the window (nothing of the far backlog) is in memory.
   EXPECT_LE(Metric(client, "tickwheel_timers_in_window"), kNear);
   for (const Delivery& d : receiver.deliveries()) EXPECT_EQ(d.id.rfind("near-", 0), 0u) << d.id;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers for the server's integration tests: a server on loopback, JSON
 // calls, metrics.
 #ifndef TICKWHEEL_TESTS_SERVER_SERVER_TEST_UTIL_H_

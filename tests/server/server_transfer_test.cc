@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Data in and out of the real `tickwheel serve`, through the real
 // `tickwheel` commands: a hot backup while timers are created and
 // delivered, then a server on the backup; export -> import into a fresh

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the console reads from a store, on both stores (RocksDB in a
 // temporary directory, PostgreSQL in a throw-away server): listings
 // filtered by id prefix and target host within the scan budget, counts of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers for the server's unit tests: a temporary directory, records,
 // and a store write that waits.
 #ifndef TICKWHEEL_TESTS_SERVER_STORE_TEST_UTIL_H_

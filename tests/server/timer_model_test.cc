@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The timer itself: its stored form, its targets, its state machine.
 #include <gtest/gtest.h>
 

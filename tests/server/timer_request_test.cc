@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Request decoding: bodies, ids, query strings, digests.
 #include <gtest/gtest.h>
 
@@ -21,6 +22,42 @@ TEST(TimerRequestTest, FireTimeInThePastMeansNow) {
   Result<TimerSpec> spec = Spec(R"({"fire_at_ms": 5, "target": {"url": "http://h/"}})", 1'000'000);
   ASSERT_TRUE(spec.ok());
   EXPECT_EQ(spec->fire_at_ms, 1'000'000);
+}
+
+TEST(TimerRequestTest, ATypoOfAFieldGetsTheDocumentedSuggestion) {
+  // docs/server.md's example: `dealy_ms` -> did you mean `delay_ms`? (the
+  // old check compared the first three letters and never suggested it).
+  Result<TimerSpec> spec = Spec(R"({"dealy_ms": 5, "target": {"url": "http://h/"}})");
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.status().reason(), "unknown_field");
+  EXPECT_NE(spec.status().message().find("did you mean \"delay_ms\"?"), std::string::npos)
+      << spec.status().message();
+  spec = Spec(R"({"delay_ms": 5, "traget": {"url": "http://h/"}})");
+  EXPECT_NE(spec.status().message().find("did you mean \"target\"?"), std::string::npos);
+  spec = Spec(R"({"delay_ms": 5, "target": {"url": "http://h/"}, "retry": {"max_attempt": 3}})");
+  EXPECT_NE(spec.status().message().find("did you mean \"max_attempts\"?"), std::string::npos)
+      << spec.status().message();
+  // Nothing near: no suggestion (not "id" for anything short).
+  spec = Spec(R"({"delay_ms": 5, "target": {"url": "http://h/"}, "colour": 1})");
+  EXPECT_EQ(spec.status().message().find("did you mean"), std::string::npos)
+      << spec.status().message();
+  EXPECT_EQ(SuggestField("xy", {"id"}), "");
+  EXPECT_EQ(SuggestField("stat", {"state", "limit"}), " (did you mean \"state\"?)");
+}
+
+TEST(TimerRequestTest, TheHorizonIsGivenInTheUnitsOfTheFlag) {
+  ApiLimits limits;
+  limits.horizon_ms = 3650LL * 86'400'000;
+  Result<TimerSpec> spec =
+      Spec(R"({"delay_ms": 315360000001, "target": {"url": "http://h/"}})", 0, limits);
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.status().reason(), "beyond_horizon");
+  EXPECT_NE(spec.status().message().find("horizon of 3650 days"), std::string::npos)
+      << spec.status().message();
+  limits.horizon_ms = 36LL * 3'600'000;
+  spec = Spec(R"({"fire_at_ms": 999999999999999, "target": {"url": "http://h/"}})", 0, limits);
+  EXPECT_NE(spec.status().message().find("horizon of 36 hours"), std::string::npos)
+      << spec.status().message();
 }
 
 TEST(TimerRequestTest, DefaultsAndExplicitRetry) {
@@ -217,6 +254,11 @@ TEST(ListQueryTest, NamesWhatIsWrong) {
   EXPECT_EQ(ParseListQuery("state=failed&after=order-42").status().field(), "after");
   EXPECT_EQ(ParseListQuery("state=failed&after=5:bad%20id").status().field(), "after");
   EXPECT_EQ(ParseListQuery("state=failed&sort=x").status().reason(), "unknown_field");
+  EXPECT_NE(ParseListQuery("state=failed&limt=5").status().message().find("did you mean \"limit\"?"),
+            std::string::npos);
+  // Why a state is needed, not only that it is.
+  EXPECT_NE(ParseListQuery("limit=5").status().message().find("one state at a time"),
+            std::string::npos);
   EXPECT_FALSE(ParseListQuery("state=fail%2").ok());
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Data in and out, in-process on both stores (RocksDB in a temporary
 // directory, PostgreSQL in a throw-away server): snapshots that stay as of
 // when they were taken while the store changes, exports paged from them,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Zone and PosixTimeZone (server/schedule/zone.h, posix_time_zone.h): names,
 // offsets, gaps and overlaps in Europe/Berlin, America/New_York,
 // Australia/Lord_Howe (a 30-minute shift) and Asia/Tokyo (no DST), before

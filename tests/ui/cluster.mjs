@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cluster view against a real cluster node on PostgreSQL (no tokens:
 // loopback). Run by console_browser_test.cc with TW_URL, TW_NODE,
 // TW_NODE_MODULES, TW_SCREENSHOTS.

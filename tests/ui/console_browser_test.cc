@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The web console in a real browser: headless Chromium (Debian's) driven by
 // playwright-core (tests/ui/*.mjs, run by node) against the real
 // `tickwheel serve --ui` with a real webhook receiver: on the embedded

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The console against a real `tickwheel serve --ui` on the embedded store,
 // with tokens (admin and read) and a real webhook receiver. Run by
 // console_browser_test.cc, which sets:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared by the browser scripts: Debian's Chromium driven by playwright-core
 // (installed by `npm ci` into $TW_NODE_MODULES/.., no browser download),
 // the API called directly, polling, and screenshots.

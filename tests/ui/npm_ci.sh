@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # npm_ci.sh SOURCE_DIR DEST_DIR: installs the browser tests' npm packages
 # (package-lock.json: playwright-core, pinned) into DEST_DIR/node_modules
 # with `npm ci`, unless the same lock file is installed there already. No

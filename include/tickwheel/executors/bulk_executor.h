@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // BulkExecutor: executes tasks in batches of up to N, or whatever has
 // accumulated after an interval.
 #ifndef TICKWHEEL_EXECUTORS_BULK_EXECUTOR_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ChunkExecutor: executes tasks in batches of about N bytes, or whatever has
 // accumulated after an interval.
 #ifndef TICKWHEEL_EXECUTORS_CHUNK_EXECUTOR_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DelayExecutor: runs a function once, a fixed delay after it is triggered,
 // however many times it is triggered meanwhile.
 #ifndef TICKWHEEL_EXECUTORS_DELAY_EXECUTOR_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // LessExecutor: runs a function at most once per threshold, discarding the
 // calls in between.
 #ifndef TICKWHEEL_EXECUTORS_LESS_EXECUTOR_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PeriodicalExecutor: collects tasks in a container and executes them in
 // batches, when the container says it is full or on every tick of a clock.
 #ifndef TICKWHEEL_EXECUTORS_PERIODICAL_EXECUTOR_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Constructor argument checks that name what was wrong.
 #ifndef TICKWHEEL_INTERNAL_ARGUMENT_CHECKS_H_
 #define TICKWHEEL_INTERNAL_ARGUMENT_CHECKS_H_

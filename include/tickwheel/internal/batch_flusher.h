@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engine of PeriodicalExecutor: batches, ordering, waiting, and the
 // background thread that flushes on a clock. Not templated on the task type.
 #ifndef TICKWHEEL_INTERNAL_BATCH_FLUSHER_H_

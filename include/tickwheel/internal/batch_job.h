@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A move-only `void()` callable: one batch of an executor, ready to run.
 #ifndef TICKWHEEL_INTERNAL_BATCH_JOB_H_
 #define TICKWHEEL_INTERNAL_BATCH_JOB_H_

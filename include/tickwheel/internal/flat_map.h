@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An open-addressing hash map whose entries live inline in one array.
 #ifndef TICKWHEEL_INTERNAL_FLAT_MAP_H_
 #define TICKWHEEL_INTERNAL_FLAT_MAP_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Large, long-lived arrays backed by transparent huge pages where possible.
 #ifndef TICKWHEEL_INTERNAL_HUGE_PAGES_H_
 #define TICKWHEEL_INTERNAL_HUGE_PAGES_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One shard of a keyed timing wheel: the keys that hash to it, their
 // values and their timers.
 #ifndef TICKWHEEL_INTERNAL_KEYED_SHARD_H_

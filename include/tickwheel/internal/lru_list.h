@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An intrusive doubly-linked recency list, for LRU eviction.
 #ifndef TICKWHEEL_INTERNAL_LRU_LIST_H_
 #define TICKWHEEL_INTERNAL_LRU_LIST_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A mutex, a scoped lock and a condition variable that clang's thread-safety
 // analysis understands (-Wthread-safety), as abseil's absl::Mutex and
 // leveldb's port::Mutex: shared state says which mutex guards it, and a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A thread that an owner starts when there is work and that ends itself when
 // idle, with a Sleeper that lives exactly as long as the thread.
 #ifndef TICKWHEEL_INTERNAL_ON_DEMAND_THREAD_H_

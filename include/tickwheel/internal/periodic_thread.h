@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A thread that calls a function at a fixed rate on a Clock.
 #ifndef TICKWHEEL_INTERNAL_PERIODIC_THREAD_H_
 #define TICKWHEEL_INTERNAL_PERIODIC_THREAD_H_

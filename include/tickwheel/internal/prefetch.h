@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A software prefetch the compiler cannot drop.
 #ifndef TICKWHEEL_INTERNAL_PREFETCH_H_
 #define TICKWHEEL_INTERNAL_PREFETCH_H_

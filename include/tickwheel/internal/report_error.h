@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How the runtime reports an exception thrown by user code it ran (timer
 // callbacks, executor batches).
 #ifndef TICKWHEEL_INTERNAL_REPORT_ERROR_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The runtime that TimingWheel, TimerService and Cache are built on: shards
 // (a lock, a Wheel and the owner's state each), one thread that advances
 // every shard's wheel, workers that run what fired, and a two-phase Stop.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Division by a divisor fixed at run time, without a divide instruction.
 #ifndef TICKWHEEL_INTERNAL_TICK_DIVIDER_H_
 #define TICKWHEEL_INTERNAL_TICK_DIVIDER_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Time arithmetic that cannot overflow.
 #ifndef TICKWHEEL_INTERNAL_TIME_MATH_H_
 #define TICKWHEEL_INTERNAL_TIME_MATH_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The thread that drives the wheels of TimingWheel and TimerService.
 #ifndef TICKWHEEL_INTERNAL_TIMER_THREAD_H_
 #define TICKWHEEL_INTERNAL_TIMER_THREAD_H_

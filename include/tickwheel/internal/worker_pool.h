@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A fixed set of threads that hand queued items to a function, in order.
 #ifndef TICKWHEEL_INTERNAL_WORKER_POOL_H_
 #define TICKWHEEL_INTERNAL_WORKER_POOL_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The /v1 API as the console calls it. The token lives in this tab's
 // sessionStorage only: never in a URL, never in a cookie, gone when the
 // tab closes. It is sent as `Authorization: Bearer`, which a cross-site

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The console's shell: theme, sign-in, navigation, and the router that
 // shows one view (views/*.js) at a time. Routes live in the URL's
 // fragment (#/timers?state=failed), so a view can be bookmarked; no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A small SVG line chart of a time series: no library, scales to its box,
 // described for screen readers by its latest values.
 import { s, h } from './dom.js';

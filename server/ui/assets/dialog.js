@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Modal dialogs (<dialog>: focus kept inside, Esc cancels) and toasts.
 import { h } from './dom.js';
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Building the DOM without innerHTML: text from the server (ids, errors,
 // payloads) is always a text node, never markup.
 

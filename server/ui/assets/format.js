@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Times in the browser's time zone (the Unix ms on hover), numbers, sizes
 // and durations.
 import { h } from './dom.js';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A RocksDB FileSystem that fails writes while told to: store faults for
 // tests (a disk that errs, then heals).
 #ifndef TICKWHEEL_TESTS_SERVER_SUPPORT_FAULTY_FILE_SYSTEM_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PostgresServer: a throw-away PostgreSQL 15 for tests, in a temporary
 // directory on a free port (initdb as the postgres user when the tests run
 // as root, since initdb refuses root), stopped and removed at the end.

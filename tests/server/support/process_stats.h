@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a process holds, read from /proc: resident memory and open file
 // descriptors. For tests and the soak that watch the server stay bounded.
 #ifndef TICKWHEEL_TESTS_SERVER_SUPPORT_PROCESS_STATS_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs the real `tickwheel serve` (build/tickwheel) on a free loopback
 // port with its own data directory, for integration tests and benchmarks.
 #ifndef TICKWHEEL_TESTS_SERVER_SUPPORT_SERVER_PROCESS_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Verifies a delivery as a Standard Webhooks receiver does, written here
 // from the specification with OpenSSL's HMAC and base64 (not the server's
 // code): the key is the base64 after "whsec_"; the signed content is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TestPki: certificates made at test time with the openssl command line,
 // in a directory of the test's: a CA the server is told to trust, another
 // it does not know, and server certificates issued by either (valid,

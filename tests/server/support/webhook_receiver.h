@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // WebhookReceiver: a real HTTP (or HTTPS) server on loopback that records
 // every delivery it receives and answers with a status chosen by the test.
 #ifndef TICKWHEEL_TESTS_SERVER_SUPPORT_WEBHOOK_RECEIVER_H_

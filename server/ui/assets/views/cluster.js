@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cluster: in cluster mode (PostgreSQL), the nodes with their heartbeats,
 // the shards each owns, every shard's lease (owner, epoch, expiry) and this
 // node's fenced writes.

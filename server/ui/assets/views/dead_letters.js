@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dead letters: the failed timers with their last error, one retry each,
 // and bulk retry or delete of all that match a filter, the count shown
 // before confirming (POST /v1/timers:retry-failed, :delete-failed).
@@ -99,8 +100,11 @@ async function bulk(ctx, action, filter, what, reload) {
   let before;
   try {
     for (;;) {
+      // Without a filter the action is meant for every dead letter: the
+      // server wants that said ("all": true) rather than an empty body.
+      const scope = filter.prefix || filter.host ? filter : { all: true };
       const answer = await post(`/v1/timers:${retry ? 'retry' : 'delete'}-failed`,
-        { ...filter, ...(before ? { failed_before_ms: before } : {}) });
+        { ...scope, ...(before ? { failed_before_ms: before } : {}) });
       before = answer.failed_before_ms;
       done += answer.done;
       if (!answer.more) break;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Overview: counts by state, what is due soon, live charts of the last
 // hour (the server's own in-memory series), the store and the node.
 import { get } from '../api.js';

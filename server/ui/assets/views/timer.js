@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One timer: its record, payload (pretty JSON), target (header values
 // redacted by the server), attempts; and, for admins, the actions its
 // state allows, each confirmed first: cancel, reschedule, retry.

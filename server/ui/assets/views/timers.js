@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Timers: a table per state with paging; search by id or id prefix, filter
 // by target host; "New test timer" for admins. The page refreshes itself
 // every few seconds, so timers are seen to appear and fire.
