@@ -84,10 +84,16 @@ std::string PercentEncode(std::string_view text) {
 }
 
 std::optional<std::string> TimerPath(std::string_view id, std::string_view suffix) {
-  if (server::Status s = server::ValidateId(id, "id"); !s.ok()) {
+  if (server::Status s = server::ValidateTimerPathId(id); !s.ok()) {
     std::fprintf(stderr, "tickwheel: id \"%s\": %s\n", std::string(id).c_str(),
                  s.message().c_str());
     return std::nullopt;
+  }
+  // A schedule's occurrence ("<schedule>@<time>"): '@' may stand in a path.
+  const std::size_t at = id.find('@');
+  if (at != std::string_view::npos) {
+    return "/v1/timers/" + PercentEncode(id.substr(0, at)) + std::string(id.substr(at)) +
+           std::string(suffix);
   }
   return "/v1/timers/" + PercentEncode(id) + std::string(suffix);
 }

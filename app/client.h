@@ -43,7 +43,8 @@ struct ClientFlags {
 };
 
 // "/v1/timers/ID" + `suffix`, or nullopt after printing what is wrong with
-// `id` (the server's rule: ValidateId, 1..128 of letters, digits, . _ ~ -). The id is
+// `id` (the server's rule: ValidateTimerPathId, 1..128 of letters, digits,
+// . _ ~ -, or a schedule's occurrence "<schedule>@<time>"). The id is
 // percent-encoded all the same.
 std::optional<std::string> TimerPath(std::string_view id, std::string_view suffix = "");
 

@@ -24,6 +24,8 @@ void RegisterServeCommand(CLI::App& app, int& exit_code);      // serve_command.
 void RegisterTimerCommands(CLI::App& app, int& exit_code);     // timer_commands.cc
 void RegisterDeadLetterCommands(CLI::App& app, int& exit_code);  // dead_letter_commands.cc
 void RegisterInfoCommands(CLI::App& app, int& exit_code);      // info_commands.cc
+void RegisterScheduleCommands(CLI::App& app, int& exit_code);  // schedule_commands.cc
+void RegisterFlowCommands(CLI::App& app, int& exit_code);      // flow_commands.cc
 // backup, export, import, delivery pause|resume, writes pause|resume
 void RegisterDataCommands(CLI::App& app, int& exit_code);      // data_commands.cc
 

@@ -167,6 +167,14 @@ struct ExportFlags {
   std::string out;
 };
 
+// A timer's line: not the header, the end, a schedule's or a flow's.
+bool IsTimerLine(std::string_view line) {
+  for (std::string_view kind : {"export", "end", "schedule", "flow"}) {
+    if (line.rfind("{\"kind\":\"" + std::string(kind) + "\"", 0) == 0) return false;
+  }
+  return true;
+}
+
 int RunExport(const ClientFlags& flags, const ExportFlags& ex) {
   auto client = flags.Client(std::chrono::minutes(5));
   if (!client) return kExitUsage;
@@ -204,13 +212,14 @@ int RunExport(const ClientFlags& flags, const ExportFlags& ex) {
         progress.set_total(total);
       }
     }
-    std::int64_t lines = static_cast<std::int64_t>(std::count(body.begin(), body.end(), '\n'));
-    if (first) --lines;  // the header
-    auto cursor = r.headers.find("tickwheel-export-cursor");
-    if (cursor == r.headers.end()) {
-      --lines;  // the end line
-      ended = true;
+    std::int64_t lines = 0;  // of timers
+    for (std::size_t at = 0; at < body.size();) {
+      const std::size_t nl = std::min(body.find('\n', at), body.size());
+      if (IsTimerLine(body.substr(at, nl - at))) ++lines;
+      at = nl + 1;
     }
+    auto cursor = r.headers.find("tickwheel-export-cursor");
+    if (cursor == r.headers.end()) ended = true;
     timers += lines;
     if (std::fwrite(body.data(), 1, body.size(), out) != body.size()) {
       progress.End();
@@ -273,8 +282,10 @@ struct Checkpoint {
   std::string first_line;
   std::int64_t offset = 0;
   std::int64_t line = 0;
-  std::int64_t created = 0, existing = 0, conflicts = 0;
+  std::int64_t created = 0, existing = 0, conflicts = 0;  // timers, schedules and flows
+  std::int64_t timer_lines = 0;  // of the lines up to `line`
 };
+
 
 bool ReadCheckpoint(const std::string& path, Checkpoint& c) {
   std::ifstream in(path);
@@ -292,6 +303,7 @@ bool ReadCheckpoint(const std::string& path, Checkpoint& c) {
     c.created = o.at("created").as_int64();
     c.existing = o.at("existing").as_int64();
     c.conflicts = o.at("conflicts").as_int64();
+    if (const json::value* t = o.if_contains("timer_lines")) c.timer_lines = t->as_int64();
   } catch (const std::exception&) {
     return false;
   }
@@ -307,7 +319,8 @@ bool WriteCheckpoint(const std::string& path, const Checkpoint& c) {
                                         {"line", c.line},
                                         {"created", c.created},
                                         {"existing", c.existing},
-                                        {"conflicts", c.conflicts}})
+                                        {"conflicts", c.conflicts},
+                                        {"timer_lines", c.timer_lines}})
         << "\n";
     out.flush();
     if (!out) return false;
@@ -412,7 +425,7 @@ int RunImport(const ClientFlags& flags, const ImportFlags& im) {
       }
       done = saved;
       line_no = saved.line;
-      timers_seen = saved.created + saved.existing + saved.conflicts;
+      timers_seen = saved.timer_lines;
       resumed = true;
       std::fprintf(stderr, "resuming %s at line %s (%s timers imported before)\n", name.c_str(),
                    Grouped(line_no + 1).c_str(), Grouped(timers_seen).c_str());
@@ -423,7 +436,7 @@ int RunImport(const ClientFlags& flags, const ImportFlags& im) {
     chunk += '\n';
     chunk_lines = 1;
     if (StartsWith(line, "{\"kind\":\"end\"")) ended = true;
-    else if (!StartsWith(line, "{\"kind\":\"export\"")) ++timers_seen;
+    else if (IsTimerLine(line)) ++timers_seen;
   } else {
     chunk_first_line = line_no + 1;
   }
@@ -471,13 +484,19 @@ int RunImport(const ClientFlags& flags, const ImportFlags& im) {
     for (const json::value& c : v.at("conflicts").as_array()) {
       ++done.conflicts;
       progress.End();
-      std::fprintf(stderr, "conflict: %s line %s: id %s: %s\n", name.c_str(),
+      std::string what;
+      for (const char* kind : {"id", "schedule", "flow"}) {
+        if (const json::value* v = c.as_object().if_contains(kind)) {
+          what = std::string(kind) + " " + std::string(v->as_string());
+        }
+      }
+      std::fprintf(stderr, "conflict: %s line %s: %s: %s\n", name.c_str(),
                    Grouped(chunk_first_line + c.at("line").to_number<std::int64_t>() - 1).c_str(),
-                   std::string(c.at("id").as_string()).c_str(),
-                   std::string(c.at("message").as_string()).c_str());
+                   what.c_str(), std::string(c.at("message").as_string()).c_str());
     }
     done.offset = reader.offset();
     done.line = line_no;
+    done.timer_lines = timers_seen;
     if (!im.checkpoint.empty() && !WriteCheckpoint(im.checkpoint, done)) {
       std::fprintf(stderr, "tickwheel: cannot write --checkpoint %s\n", im.checkpoint.c_str());
     }
@@ -497,7 +516,7 @@ int RunImport(const ClientFlags& flags, const ImportFlags& im) {
     }
     if (StartsWith(line, "{\"kind\":\"end\"")) {
       ended = true;
-    } else if (!StartsWith(line, "{\"kind\":\"export\"")) {
+    } else if (IsTimerLine(line)) {
       ++timers_seen;
     }
     chunk += line;
@@ -517,7 +536,7 @@ int RunImport(const ClientFlags& flags, const ImportFlags& im) {
   const std::int64_t imported = done.created + done.existing + done.conflicts;
   progress.Show(imported, counts(), true);
   progress.End();
-  std::fprintf(stderr, "imported %s timers in %.1f s (%s timers/s): %s\n",
+  std::fprintf(stderr, "imported %s records (timers, schedules, flows) in %.1f s (%s/s): %s\n",
                Grouped(imported - timers_before).c_str(), progress.seconds(),
                Grouped(static_cast<std::int64_t>(progress.Rate(imported - timers_before))).c_str(),
                counts().c_str());

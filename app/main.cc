@@ -44,6 +44,8 @@ int main(int argc, char** argv) {
   RegisterServeCommand(app, exit_code);
   RegisterTimerCommands(app, exit_code);
   RegisterDeadLetterCommands(app, exit_code);
+  RegisterScheduleCommands(app, exit_code);
+  RegisterFlowCommands(app, exit_code);
   RegisterInfoCommands(app, exit_code);
   RegisterDataCommands(app, exit_code);
 #endif

@@ -28,7 +28,10 @@ void RegisterServeCommand(CLI::App& app, int& exit_code) {
                                          {"horizon", "3650d"},
                                          {"drain-timeout", "30s"},
                                          {"retention", "7d"},
-                                         {"lease", "10s"}});
+                                         {"lease", "10s"},
+                                         {"store-timeout", "10s"},
+                                         {"header-timeout", "10s"},
+                                         {"max-clock-offset", "1s"}});
   CLI::App* cmd = app.add_subcommand(
       "serve", "Run the durable timer server (HTTP API; embedded RocksDB store, or a "
                "PostgreSQL cluster)");
@@ -41,7 +44,12 @@ void RegisterServeCommand(CLI::App& app, int& exit_code) {
                   "cluster mode: a PostgreSQL URL (postgresql://user@host:5432/db) shared by "
                   "the nodes, instead of --data-dir");
   cmd->add_option("--node-id", options->node_id,
-                  "cluster mode: this node's name (default: the --listen address)");
+                  "cluster mode: this node's name, unique in the cluster (default: the host "
+                  "name and the --listen port)");
+  cmd->add_option("--max-clock-offset", (*flags)["max-clock-offset"],
+                  "cluster mode: past this offset from the database's clock the node owns no "
+                  "shard (0s: not checked)")
+      ->capture_default_str()->check(DurationCheck());
   cmd->add_option("--shards", options->shards,
                   "cluster mode: shards, fixed when the schema is created (default 256)")
       ->check(CLI::Range(1, 65536));
@@ -69,6 +77,20 @@ void RegisterServeCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--max-connections-per-host", options->webhook.max_connections_per_host,
                   "webhook connections (concurrent attempts) per target host")
       ->capture_default_str()->check(CLI::Range(1, 10000));
+  cmd->add_option("--max-webhook-connections", options->webhook.max_connections,
+                  "webhook connections open at once over all hosts (beyond it attempts wait)")
+      ->capture_default_str()->check(CLI::Range(1, 1'000'000));
+  auto flow_rate = std::make_shared<double>(0);
+  auto flow_in_flight = std::make_shared<std::int64_t>(0);
+  cmd->add_option("--flow-default-rate", *flow_rate,
+                  "flow control: attempts a second of a flow without settings of its own (per "
+                  "target host:port by default), with a burst of a tenth of a second; 0: no "
+                  "limit (docs/flows.md)")
+      ->capture_default_str()->check(CLI::Range(0.0, 1'000'000.0));
+  cmd->add_option("--flow-default-max-in-flight", *flow_in_flight,
+                  "flow control: attempts in flight at once of a flow without settings of its "
+                  "own; 0: no cap")
+      ->capture_default_str()->check(CLI::Range(std::int64_t{0}, std::int64_t{1'000'000}));
   cmd->add_option("--payload-limit", options->limits.payload_limit,
                   "largest payload in bytes (serialized JSON)")
       ->capture_default_str()->check(CLI::Range(1, 64 << 20));
@@ -82,6 +104,18 @@ void RegisterServeCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--max-request-memory", options->http.max_request_memory,
                   "bytes that requests being served may hold at once (beyond it: 503)")
       ->capture_default_str()->check(CLI::Range(std::size_t{1} << 20, std::size_t{1} << 40));
+  cmd->add_option("--max-connections-per-client", options->http.max_connections_per_client,
+                  "API connections one client address may hold at once (beyond it: closed)")
+      ->capture_default_str()->check(CLI::Range(1, 1'000'000));
+  cmd->add_option("--header-timeout", (*flags)["header-timeout"],
+                  "a request's headers must arrive within this of its first byte")
+      ->capture_default_str()->check(DurationCheck());
+  cmd->add_option("--max-writes", options->store.max_writes,
+                  "API writes waiting for the store at once (beyond them: 503 overloaded)")
+      ->capture_default_str()->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
+  cmd->add_option("--store-timeout", (*flags)["store-timeout"],
+                  "an API request waits at most this long for the store (then 503)")
+      ->capture_default_str()->check(DurationCheck());
   cmd->add_option("--horizon", (*flags)["horizon"], "latest fire time accepted, from now")
       ->capture_default_str()->check(DurationCheck());
   cmd->add_option("--drain-timeout", (*flags)["drain-timeout"],
@@ -116,6 +150,14 @@ void RegisterServeCommand(CLI::App& app, int& exit_code) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--tls-key", options->tls_key, "PEM private key of --tls-cert")
       ->check(CLI::ExistingFile);
+  cmd->add_option("--public-host", options->public_hosts,
+                  "names clients reach the server by (besides IP addresses, localhost and the "
+                  "--listen name); other Host headers are refused (DNS rebinding)")
+      ->delimiter(',');
+  cmd->add_option("--allow-origin", options->allow_origins,
+                  "web origins (https://ops.example.com) whose pages may call the API; other "
+                  "pages are refused (the console is same-origin)")
+      ->delimiter(',');
   // Delivery security.
   cmd->add_option("--ca-file", options->ca_file,
                   "PEM CA certificates trusted for https:// targets besides the system's")
@@ -134,8 +176,10 @@ void RegisterServeCommand(CLI::App& app, int& exit_code) {
                   "SSRF guard: these CIDRs and host names may not be targets (link-local and "
                   "169.254.169.254 never may, unless allowed)")
       ->delimiter(',');
-  cmd->callback([options, flags, data_dir, &exit_code] {
+  cmd->callback([options, flags, data_dir, &exit_code, flow_rate, flow_in_flight] {
     options->data_dir_given = data_dir->count() > 0;
+    if (*flow_rate > 0) options->flow_defaults.rate_per_s = *flow_rate;
+    if (*flow_in_flight > 0) options->flow_defaults.max_in_flight = *flow_in_flight;
     options->lease = Ms((*flags)["lease"]);
     if (options->lease < std::chrono::seconds(1)) {
       throw CLI::ValidationError("--lease", "must be at least 1s");
@@ -150,6 +194,15 @@ void RegisterServeCommand(CLI::App& app, int& exit_code) {
     options->limits.horizon_ms = Ms((*flags)["horizon"]).count();
     options->drain_timeout = Ms((*flags)["drain-timeout"]);
     options->retention = Ms((*flags)["retention"]);
+    options->store.timeout = Ms((*flags)["store-timeout"]);
+    options->http.header_timeout = Ms((*flags)["header-timeout"]);
+    options->max_clock_offset = Ms((*flags)["max-clock-offset"]);
+    if (options->store.timeout.count() < 100) {
+      throw CLI::ValidationError("--store-timeout", "must be at least 100ms");
+    }
+    if (options->http.header_timeout.count() < 100) {
+      throw CLI::ValidationError("--header-timeout", "must be at least 100ms");
+    }
     if (options->scheduler.window.count() < 100) {
       throw CLI::ValidationError("--window", "must be at least 100ms");
     }

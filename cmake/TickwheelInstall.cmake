@@ -32,7 +32,9 @@ set(TICKWHEEL_PUBLIC_HEADERS
   include/tickwheel/internal/sharded_runtime.h
   include/tickwheel/internal/tick_divider.h
   include/tickwheel/internal/time_math.h
+  include/tickwheel/internal/timer_shard.h
   include/tickwheel/internal/timer_thread.h
+  include/tickwheel/internal/wheel_impl.h
   include/tickwheel/internal/worker_pool.h
   include/tickwheel/time.h
   include/tickwheel/timer_id.h

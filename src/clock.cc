@@ -130,6 +130,10 @@ TimePoint ManualClock::Now() const {
 
 std::unique_ptr<Sleeper> ManualClock::NewSleeper() {
   auto state = std::make_shared<SleeperState>();
+  // Made before it is listed: a state listed without its sleeper would
+  // never close, and every Advance would wait for it (out of memory, the
+  // sleeper's destructor closes it; it was never listed).
+  auto sleeper = std::make_unique<ManualSleeper>(*this, state);
   MutexLock lock(mutex_);
   // Forget sleepers that are gone, so the list does not grow without bound.
   std::erase_if(sleepers_, [](const std::shared_ptr<SleeperState>& s) {
@@ -137,8 +141,8 @@ std::unique_ptr<Sleeper> ManualClock::NewSleeper() {
     MutexLock state_lock(gone.mutex);
     return gone.closed;
   });
-  sleepers_.push_back(state);
-  return std::make_unique<ManualSleeper>(*this, std::move(state));
+  sleepers_.push_back(std::move(state));
+  return sleeper;
 }
 
 void ManualClock::Advance(Duration d) {
@@ -147,8 +151,12 @@ void ManualClock::Advance(Duration d) {
 
 void ManualClock::AdvanceTo(TimePoint t) {
   MutexLock advance_lock(advance_mutex_);
-  const std::int64_t target = std::max(now_ns_.load(std::memory_order_relaxed),
-                                       t.time_since_epoch().count());
+  // TimePoint::max() stands for "never" (what a thread with nothing to wait
+  // for sleeps until), so time stops one tick of the clock short of it.
+  const std::int64_t target = std::max(
+      now_ns_.load(std::memory_order_relaxed),
+      std::min(t.time_since_epoch().count(),
+               TimePoint::max().time_since_epoch().count() - 1));
   now_ns_.store(target, std::memory_order_release);
 
   std::vector<std::shared_ptr<SleeperState>> sleepers;

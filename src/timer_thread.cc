@@ -3,11 +3,15 @@
 
 #include <utility>
 
+#include "tickwheel/internal/report_error.h"
+#include "tickwheel/internal/time_math.h"
+
 namespace tickwheel::internal {
 
-TimerThread::TimerThread(Clock& clock, Advance advance)
+TimerThread::TimerThread(Clock& clock, Advance advance, Failures failures)
     : clock_(clock),
       advance_(std::move(advance)),
+      failures_(std::move(failures)),
       sleeper_(clock.NewSleeper()),
       thread_([this] { Run(); }) {}
 
@@ -25,7 +29,14 @@ void TimerThread::Run() {
   while (!stop_.load()) {
     planned_ns_.store(kWakeForAnything, std::memory_order_seq_cst);
     const std::uint64_t token = sleeper_->token();
-    const std::optional<TimePoint> next = advance_(clock_.Now());
+    const TimePoint now = clock_.Now();
+    std::optional<TimePoint> next;
+    try {
+      next = advance_(now);
+    } catch (...) {
+      ReportError(failures_.who, failures_.on_error, std::current_exception());
+      next = AddSaturated(now, failures_.retry_after);
+    }
     const TimePoint until = next.value_or(TimePoint::max());
     planned_ns_.store(next ? until.time_since_epoch().count()
                            : kWakeForAnything,

@@ -16,6 +16,13 @@
 #include <thread>
 #include <vector>
 
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+
 #include "runtime_test_util.h"
 #include "tickwheel/cache.h"
 
@@ -101,12 +108,50 @@ class Interleaver {
   int resumed_ = 0;  // guarded by mutex_
 };
 
+// A Set on a thread of its own, watched: how many times it hashed the key,
+// and whether it finished.
+struct WatchedSet {
+  std::atomic<pid_t> tid{0};
+  std::atomic<int> hashes{0};
+  std::atomic<bool> done{false};
+  static inline thread_local WatchedSet* current = nullptr;
+};
+
 struct PausingHash {
   std::size_t operator()(int key) const {
     if (Interleaver::armed) Interleaver::Get().Pause();
+    if (WatchedSet::current != nullptr) ++WatchedSet::current->hashes;
     return std::hash<int>{}(key);
   }
 };
+
+// Whether thread `tid` of this process is asleep in a futex wait (a mutex),
+// as the kernel says: /proc/self/task/TID/syscall names the system call a
+// blocked thread is in ("running" otherwise).
+bool InFutexWait(pid_t tid) {
+  std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/syscall");
+  long number = -1;
+  return static_cast<bool>(in >> number) && number == SYS_futex;
+}
+
+enum class SetOutcome { kFinished, kBlocked, kNeither };
+
+// Waits (up to testing::kPatience) until the Set finished or is blocked on
+// the shard's mutex. Cache::Set hashes the key once before it locks the
+// shard and again under the lock, and nothing between the two can sleep
+// but that lock: a Set seen in a futex wait, and still at one hash after
+// it was seen there, waits for the shard's mutex.
+SetOutcome Await(const WatchedSet& set) {
+  const auto give_up = std::chrono::steady_clock::now() + testing::kPatience;
+  while (std::chrono::steady_clock::now() < give_up) {
+    if (set.done) return SetOutcome::kFinished;
+    if (set.hashes == 1 && InFutexWait(set.tid) && set.hashes == 1 && !set.done) {
+      return SetOutcome::kBlocked;
+    }
+    std::this_thread::yield();
+  }
+  return SetOutcome::kNeither;
+}
 
 // The same race, forced: a Set runs at every point where Del hashes the key
 // (before, inside and after its critical section). Had Del touched the timer
@@ -127,25 +172,29 @@ TEST(CacheConcurrencyTest, SetAtEveryStepOfADelLeavesNoEntryWithoutExpiry) {
   });
   // At each pause of Del: launch a Set, until one cannot finish (Del holds
   // the entry's lock); from then on only give that one the chance to finish
-  // (a later Set would re-arm the timer and hide a lost one).
+  // (a later Set would re-arm the timer and hide a lost one). A Set that
+  // can finish is waited for before Del goes on.
   std::vector<std::thread> setters;
-  std::shared_ptr<std::atomic<bool>> pending;  // the Set that blocked
+  std::shared_ptr<WatchedSet> pending;  // the Set that blocked
   int steps = 0;
   int blocked_steps = 0;
   while (Interleaver::Get().WaitForPause(del_done)) {
     ++steps;
     if (!pending) {
-      pending = std::make_shared<std::atomic<bool>>(false);
-      setters.emplace_back([&cache, done = pending, value = steps] {
+      pending = std::make_shared<WatchedSet>();
+      setters.emplace_back([&cache, set = pending, value = steps] {
+        set->tid = static_cast<pid_t>(syscall(SYS_gettid));
+        WatchedSet::current = set.get();
         cache.Set(kKey, value);
-        *done = true;
+        WatchedSet::current = nullptr;
+        set->done = true;
       });
+      while (pending->tid == 0) std::this_thread::yield();
     }
-    const auto until = std::chrono::steady_clock::now() + milliseconds(50);
-    while (!*pending && std::chrono::steady_clock::now() < until) {
-      std::this_thread::yield();
-    }
-    if (*pending) {
+    const SetOutcome outcome = Await(*pending);
+    ASSERT_NE(outcome, SetOutcome::kNeither)
+        << "a Set neither finished nor waited for the shard's lock at step " << steps;
+    if (outcome == SetOutcome::kFinished) {
       if (blocked_steps == 0) pending.reset();  // finished at once: next
     } else {
       ++blocked_steps;

@@ -6,6 +6,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <exception>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -186,6 +188,20 @@ TEST_F(CacheTest, LimitIsSplitExactlyAmongShards) {
   EXPECT_EQ(cache.stats().evictions, 1000u - cache.size());
 }
 
+// "At most `limit` entries" holds with more shards asked for than the
+// limit: the cache uses no more shards than the limit (each shard holds at
+// least one entry; 8 shards of one held 8 entries for a limit of 2).
+TEST_F(CacheTest, LimitHoldsWithMoreShardsThanTheLimit) {
+  Cache<int, int> cache(minutes(1),
+                        {.limit = 2, .shards = 8, .clock = &clock_});
+  for (int i = 0; i < 100; ++i) {
+    cache.Set(i, i);
+    ASSERT_LE(cache.size(), 2u) << "after Set(" << i << ")";
+  }
+  EXPECT_EQ(cache.size(), 2u);
+  EXPECT_EQ(cache.stats().evictions, 98u);
+}
+
 TEST_F(CacheTest, ExpiredEntryIsNeverReturnedEvenBeforeItsTimerRuns) {
   // A coarse wheel: the timer runs up to an hour after the expiry.
   StringCache cache(seconds(10),
@@ -302,6 +318,25 @@ TEST_F(CacheTest, StatsCountHitsMissesEvictionsAndExpirations) {
   EXPECT_DOUBLE_EQ(stats.hit_ratio(), 0.4);
 }
 
+// CacheStats keeps the five fields it had in 0.2.0 (issue 17: code written
+// against the headers must still compile), so this binding of them
+// compiles: a field added to CacheStats breaks the build here.
+TEST_F(CacheTest, StatsBindToTheirFiveNames) {
+  Cache<int, int> cache(seconds(10),
+                        {.limit = 1, .jitter = 0.0, .clock = &clock_});
+  cache.Set(1, 1);
+  cache.Get(1);                 // hit
+  cache.Set(2, 2);              // evicts 1
+  cache.Get(1);                 // miss
+  clock_.Advance(seconds(11));  // 2 expires and its timer frees it
+  auto [hits, misses, evictions, expirations, size] = cache.stats();
+  EXPECT_EQ(hits, 1u);
+  EXPECT_EQ(misses, 1u);
+  EXPECT_EQ(evictions, 1u);
+  EXPECT_EQ(expirations, 1u);
+  EXPECT_EQ(size, 0u);
+}
+
 TEST_F(CacheTest, ReportsEachIntervalsCounts) {
   std::vector<CacheStats> reports;  // written by the report thread only
   Cache<int, int> cache(
@@ -333,6 +368,100 @@ TEST_F(CacheTest, DefaultReportIsALineOnStderr) {
   const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_THAT(err, HasSubstr("cache(users)"));
   EXPECT_THAT(err, HasSubstr("lookups 1, hit ratio 0.0%"));
+}
+
+// A `report` that throws: what it threw is counted (callback_errors(),
+// before on_error sees it) and goes to on_error, on the report thread, and
+// the cache goes on, reporting every later interval with that interval's
+// counts (CacheOptions::on_error). Before: std::terminate.
+TEST_F(CacheTest, AThrowingReportGoesToOnErrorAndReportingGoesOn) {
+  std::vector<CacheStats> reports;    // written by the report thread only
+  std::vector<std::string> errors;    // likewise
+  std::vector<std::uint64_t> counted;  // likewise: in on_error
+  std::vector<std::uint64_t> seen;     // likewise: in each report
+  Cache<int, int>* self = nullptr;     // set before the first report
+  Cache<int, int> cache(
+      hours(1),
+      {.clock = &clock_,
+       .report_interval = minutes(1),
+       .report =
+           [&](const CacheStats& s) {
+             reports.push_back(s);
+             seen.push_back(self->callback_errors());
+             if (reports.size() == 1) throw std::runtime_error("report down");
+           },
+       .on_error =
+           [&](std::exception_ptr e) {
+             counted.push_back(self->callback_errors());
+             try {
+               std::rethrow_exception(e);
+             } catch (const std::exception& what) {
+               errors.push_back(what.what());
+             }
+           }});
+  self = &cache;
+  EXPECT_EQ(cache.callback_errors(), 0u);
+  cache.Set(1, 1);
+  cache.Get(1);
+  clock_.Advance(minutes(1));  // returns after the report ran (and threw)
+  EXPECT_EQ(errors, std::vector<std::string>{"report down"});
+  EXPECT_EQ(counted, std::vector<std::uint64_t>{1});
+  EXPECT_EQ(cache.callback_errors(), 1u);
+  cache.Get(1);
+  cache.Get(1);
+  cache.Get(2);
+  clock_.Advance(minutes(1));
+  clock_.Advance(minutes(1));
+  ASSERT_EQ(reports.size(), 3u);
+  EXPECT_EQ(reports[0].hits, 1u);
+  EXPECT_EQ(reports[1].hits, 2u);  // the second interval's own counts
+  EXPECT_EQ(reports[1].misses, 1u);
+  // Since construction: the first report's throw, from the second on.
+  EXPECT_EQ(seen, (std::vector<std::uint64_t>{0, 1, 1}));
+  EXPECT_EQ(errors.size(), 1u);
+  EXPECT_EQ(cache.callback_errors(), 1u);
+  EXPECT_THAT(cache.Get(1), Optional(1));
+}
+
+// Without on_error, what `report` threw is one line on stderr; an on_error
+// that throws itself (it must not) is one line on stderr too. Neither ends
+// the process or the reporting.
+TEST_F(CacheTest, AThrowingReportWithoutOnErrorIsALineOnStderr) {
+  for (const bool throwing_on_error : {false, true}) {
+    SCOPED_TRACE(throwing_on_error ? "on_error throws" : "no on_error");
+    std::atomic<int> reports{0};
+    std::function<void(std::exception_ptr)> on_error;
+    if (throwing_on_error) {
+      on_error = [](std::exception_ptr) {
+        throw std::logic_error("on_error down");
+      };
+    }
+    ::testing::internal::CaptureStderr();
+    {
+      Cache<int, int> cache(
+          hours(1), {.clock = &clock_,
+                     .report_interval = minutes(1),
+                     .report =
+                         [&](const CacheStats&) {
+                           ++reports;
+                           throw std::runtime_error("report down");
+                         },
+                     .on_error = on_error});
+      clock_.Advance(minutes(1));
+      clock_.Advance(minutes(1));
+      EXPECT_EQ(cache.callback_errors(), 2u);  // counted all the same
+    }
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_EQ(reports.load(), 2);
+    if (throwing_on_error) {
+      EXPECT_THAT(err, HasSubstr("tickwheel::Cache: the on_error handler "
+                                 "threw: on_error down"));
+      EXPECT_THAT(err, ::testing::Not(HasSubstr("report down")));
+    } else {
+      EXPECT_THAT(err, HasSubstr("tickwheel::Cache: user code threw: "
+                                 "report down"));
+    }
+  }
 }
 
 TEST_F(CacheTest, RejectsBadArgumentsNamingThem) {

@@ -4,8 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <functional>
+#include <future>
+#include <memory>
 #include <mutex>
 #include <thread>
+
+#include "runtime_test_util.h"
 
 namespace tickwheel {
 namespace {
@@ -23,18 +28,43 @@ TEST(ManualClockTest, MovesOnlyForward) {
   EXPECT_EQ(clock.Now(), TimePoint(seconds(105)));
 }
 
+// A clock and a sleeper of it, shared with a thread that may outlive the
+// test if the sleeper never returns (the sleeper goes first).
+struct SleepingClock {
+  explicit SleepingClock(TimePoint start) : clock(start), sleeper(clock.NewSleeper()) {}
+  ~SleepingClock() { sleeper.reset(); }
+  ManualClock clock;
+  std::unique_ptr<Sleeper> sleeper;
+};
+
+// Runs `fn` on a thread; whether it returned within testing::kPatience. A
+// call that never returns fails the test instead of hanging it (the thread
+// is left behind).
+bool ReturnsInTime(std::function<void()> fn) {
+  auto done = std::make_shared<std::promise<void>>();
+  std::future<void> returned = done->get_future();
+  std::thread([fn = std::move(fn), done] {
+    fn();
+    done->set_value();
+  }).detach();
+  return returned.wait_for(testing::kPatience) == std::future_status::ready;
+}
+
 TEST(ManualClockTest, SleepReturnsAtOnceWhenTheDeadlineHasPassed) {
-  ManualClock clock(TimePoint(seconds(100)));
-  auto sleeper = clock.NewSleeper();
-  sleeper->SleepUntil(TimePoint(seconds(99)), sleeper->token());
+  auto s = std::make_shared<SleepingClock>(TimePoint(seconds(100)));
+  EXPECT_TRUE(ReturnsInTime([s] { s->sleeper->SleepUntil(TimePoint(seconds(99)), s->sleeper->token()); }))
+      << "SleepUntil a deadline before Now did not return";
+  EXPECT_TRUE(ReturnsInTime([s] { s->sleeper->SleepUntil(TimePoint(seconds(100)), s->sleeper->token()); }))
+      << "SleepUntil a deadline equal to Now did not return";
 }
 
 TEST(ManualClockTest, SleepReturnsAtOnceAfterAnEarlierWake) {
-  ManualClock clock;
-  auto sleeper = clock.NewSleeper();
-  const std::uint64_t token = sleeper->token();
-  sleeper->Wake();  // before the sleep: must not be lost
-  sleeper->SleepUntil(TimePoint::max(), token);
+  auto s = std::make_shared<SleepingClock>(TimePoint(seconds(100)));
+  const std::uint64_t token = s->sleeper->token();
+  s->sleeper->Wake();  // before the sleep: must not be lost
+  EXPECT_NE(s->sleeper->token(), token);
+  EXPECT_TRUE(ReturnsInTime([s, token] { s->sleeper->SleepUntil(TimePoint::max(), token); }))
+      << "a Wake before SleepUntil was lost";
 }
 
 // A thread that sleeps until its next deadline and counts each time it finds
@@ -95,23 +125,39 @@ TEST(ManualClockTest, AdvanceReturnsAfterSleepersHaveCaughtUp) {
   EXPECT_EQ(ticker.ticks(), 61);
 }
 
+// Advance waits for live sleepers only: one that was destroyed (here while
+// blocked) is not waited for, and the others still are.
 TEST(ManualClockTest, DestroyedSleepersAreNotWaitedFor) {
-  ManualClock clock;
+  auto clock = std::make_shared<ManualClock>();
+  const TimePoint start = clock->Now();
+  auto staying = std::make_shared<Ticker>(*clock, seconds(1));
   {
-    Ticker ticker(clock, seconds(1));
-    clock.Advance(seconds(1));
-    EXPECT_EQ(ticker.ticks(), 1);
+    Ticker gone(*clock, seconds(1));
+    clock->Advance(seconds(1));
+    EXPECT_EQ(gone.ticks(), 1);
   }
-  clock.Advance(seconds(1));  // must not wait for the gone ticker
-  SUCCEED();
+  // A wrong Advance would wait for the gone ticker: 60 s, then abort.
+  EXPECT_TRUE(ReturnsInTime([clock, staying] { clock->Advance(seconds(1)); }))
+      << "Advance waited for a destroyed sleeper";
+  EXPECT_EQ(clock->Now(), start + seconds(2));
+  EXPECT_EQ(staying->ticks(), 2);  // Advance still waited for this one
 }
 
+// One SleepUntil sleeps to the deadline (the contract lets it return early
+// now and then, so callers loop; a loop that spins is what it must not be).
 TEST(SystemClockTest, SleepsUntilTheDeadline) {
   Clock& clock = SystemClock::Instance();
   auto sleeper = clock.NewSleeper();
-  const TimePoint deadline = clock.Now() + milliseconds(20);
-  while (clock.Now() < deadline) sleeper->SleepUntil(deadline, sleeper->token());
-  EXPECT_GE(clock.Now(), deadline);
+  const TimePoint start = clock.Now();
+  const TimePoint deadline = start + milliseconds(20);
+  int calls = 0;
+  while (clock.Now() < deadline) {
+    sleeper->SleepUntil(deadline, sleeper->token());
+    ++calls;
+  }
+  EXPECT_LE(calls, 3) << "SleepUntil returned before its deadline " << calls << " times";
+  // Generous: only an implementation that ignores the deadline misses it.
+  EXPECT_LT(clock.Now() - start, seconds(10));
 }
 
 TEST(SystemClockTest, WakeInterruptsASleep) {

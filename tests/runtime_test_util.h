@@ -65,6 +65,13 @@ class EventLog {
     std::lock_guard lock(mutex_);
     return events_;
   }
+  // The events alone, in the order they were recorded.
+  std::vector<Event> values() const {
+    std::lock_guard lock(mutex_);
+    std::vector<Event> values;
+    for (const Stamped& e : events_) values.push_back(e.event);
+    return values;
+  }
   std::size_t size() const {
     std::lock_guard lock(mutex_);
     return events_.size();

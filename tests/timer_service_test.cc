@@ -247,8 +247,15 @@ TEST_F(TimerServiceTest, EverySkipsMissedPeriodsKeepingItsPhase) {
   EXPECT_THAT(Runs(), ElementsAre(Ran{"tick", 350}, Ran{"tick", 400}));
 }
 
+// A run that overruns five periods: no period starts while it runs, and the
+// next run comes on the phase after it ends. The overrunning run ends off
+// the phase (at 650 ms) and by throwing: the worker reports the exception
+// only after the repeat was re-armed (the re-arm runs however the callback
+// ends), so the clock stays at 650 ms until the re-arm has read it, and the
+// next run is due at exactly 700 ms.
 TEST_F(TimerServiceTest, EveryNeverOverlapsItself) {
-  Make(/*workers=*/4);
+  Gate rearmed;
+  Make(/*workers=*/4, [&](std::exception_ptr) { rearmed.Open(); });
   std::atomic<int> running{0};
   std::atomic<int> max_running{0};
   std::atomic<int> runs{0};
@@ -262,26 +269,24 @@ TEST_F(TimerServiceTest, EveryNeverOverlapsItself) {
     // count has it (the check below ran before the increment now and then).
     const int run = ++runs;
     log_.Record("start");
-    if (run == 1) release_.Wait();  // the first run overruns 5 periods
+    if (run == 1) {
+      release_.Wait();  // the first run overruns 5 periods
+      --running;
+      throw std::runtime_error("the overrunning run ends");
+    }
     --running;
   });
   clock_.Advance(milliseconds(100));
   ASSERT_TRUE(log_.WaitForCount(1));
   for (int i = 0; i < 5; ++i) clock_.Advance(milliseconds(100));
+  clock_.Advance(milliseconds(50));
   EXPECT_EQ(runs.load(), 1) << "a period started while the last one ran";
   release_.Open();
-  // The next run comes on the phase, after the overrun ends: at 700 ms, or
-  // later if the re-arm happens after the clock moved on.
-  for (int i = 0; i < 100 && log_.size() < 2; ++i) {
-    clock_.Advance(milliseconds(100));
-    std::this_thread::sleep_for(milliseconds(1));
-  }
+  ASSERT_TRUE(rearmed.Wait()) << "the overrunning run never ended";
+  clock_.Advance(milliseconds(50));
+  ASSERT_TRUE(log_.WaitForCount(2));
   service_->Stop();
-  const auto runs_seen = Runs();
-  ASSERT_GE(runs_seen.size(), 2u);
-  EXPECT_EQ(runs_seen[0].second, 100);
-  EXPECT_GE(runs_seen[1].second, 700);
-  EXPECT_EQ(runs_seen[1].second % 100, 0) << "phase lost";
+  EXPECT_THAT(Runs(), ElementsAre(Ran{"start", 100}, Ran{"start", 700}));
   EXPECT_EQ(max_running.load(), 1);
 }
 
@@ -309,6 +314,61 @@ TEST_F(TimerServiceTest, RescheduleOfARepeatRestartsItsPhase) {
   for (int i = 0; i < 25; ++i) Advance(milliseconds(10));
   EXPECT_THAT(Runs(), ElementsAre(Ran{"tick", 100}, Ran{"tick", 150},
                                   Ran{"tick", 250}, Ran{"tick", 350}));
+}
+
+// Reschedule(id, 0) means "run at once", from inside the repeat's own run
+// as from outside: after the run that asked for it, it runs again at once,
+// and a period after that. (It was dropped until the next period.)
+TEST_F(TimerServiceTest, RescheduleToNowFromInsideARepeatRunsItAgainAtOnce) {
+  Make();
+  TimerId id;
+  int runs = 0;
+  std::atomic<bool> rescheduled{false};
+  id = service_->Every(milliseconds(100), [&] {
+    log_.Record("tick");
+    if (++runs == 1) rescheduled = service_->Reschedule(id, Duration::zero());
+  });
+  Advance(milliseconds(100));  // the run, then the one it asked for
+  ASSERT_TRUE(log_.WaitForCount(2)) << "the rescheduled run did not come";
+  EXPECT_TRUE(rescheduled);
+  Advance(milliseconds(99));
+  Advance(milliseconds(1));
+  EXPECT_THAT(Runs(), ElementsAre(Ran{"tick", 100}, Ran{"tick", 100},
+                                  Ran{"tick", 200}));
+}
+
+TEST_F(TimerServiceTest, RescheduleToNowFromOutsideRunsARepeatAtOnce) {
+  Make();
+  const TimerId id = service_->Every(milliseconds(100), Log("tick"));
+  Advance(milliseconds(50));
+  ASSERT_TRUE(service_->Reschedule(id, Duration::zero()));
+  ASSERT_TRUE(log_.WaitForCount(1));
+  Advance(milliseconds(99));
+  Advance(milliseconds(1));
+  EXPECT_THAT(Runs(), ElementsAre(Ran{"tick", 50}, Ran{"tick", 150}));
+}
+
+// After a late wake-up (here: time jumps 16 ms at once), overdue callbacks
+// start in deadline order, also across shards (timers added from eight
+// threads, which spread them over the shards).
+TEST(TimerServiceOrderTest, OverdueCallbacksStartInDeadlineOrderAcrossShards) {
+  ManualClock clock;
+  EventLog<int> log(clock);  // outlives the service's workers
+  TimerService service(TimerServiceOptions{
+      .tick = milliseconds(1), .workers = 1, .shards = 8, .clock = &clock});
+  std::vector<std::thread> adders;
+  for (int t = 0; t < 8; ++t) {
+    adders.emplace_back([&, t] {
+      for (int i = t; i < 16; i += 8) {
+        service.After(milliseconds(1 + i), [&log, i] { log.Record(i); });
+      }
+    });
+  }
+  for (std::thread& t : adders) t.join();
+  clock.Advance(milliseconds(16));
+  ASSERT_TRUE(log.WaitForCount(16));
+  EXPECT_THAT(log.values(), ElementsAre(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
+                                 14, 15));
 }
 
 TEST_F(TimerServiceTest, CallbacksMayUseTheService) {
@@ -340,6 +400,59 @@ TEST_F(TimerServiceTest, ThrowingCallbacksAreReportedAndRepeatsGoOn) {
   EXPECT_THAT(Runs(), ElementsAre(Ran{"tick", 100}, Ran{"tick", 200},
                                   Ran{"tick", 300}));
   EXPECT_EQ(errors.load(), 4);
+  EXPECT_EQ(service_->callback_errors(), 4u);
+}
+
+// Every run that throws is counted, before on_error sees it (so a handler
+// that reads the count finds its own error in it), also without on_error
+// (the message goes to stderr); runs that return are not counted; and the
+// service goes on.
+TEST_F(TimerServiceTest, ThrowingCallbacksAreCountedBeforeTheyAreReported) {
+  for (const bool with_on_error : {true, false}) {
+    SCOPED_TRACE(with_on_error ? "with on_error" : "stderr");
+    std::vector<std::uint64_t> seen;  // on the single worker only
+    std::function<void(std::exception_ptr)> on_error;
+    if (with_on_error) {
+      on_error = [&](std::exception_ptr) {
+        seen.push_back(service_->callback_errors());
+      };
+    }
+    Make(1, on_error);
+    const std::size_t logged = log_.size();
+    const TimePoint t0 = clock_.Now();
+    EXPECT_EQ(service_->callback_errors(), 0u);
+    service_->Every(milliseconds(100), [this] {
+      log_.Record("tick");
+      throw std::runtime_error("repeat down");
+    });
+    service_->After(milliseconds(150), [] { throw 7; });  // not std::exception
+    service_->After(milliseconds(250), Log("fine"));  // runs at 300 ms
+    ::testing::internal::CaptureStderr();
+    Advance(milliseconds(100));
+    EXPECT_EQ(service_->callback_errors(), 1u);
+    Advance(milliseconds(100));
+    EXPECT_EQ(service_->callback_errors(), 3u);
+    Advance(milliseconds(100));
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_EQ(service_->callback_errors(), 4u);
+    if (with_on_error) {
+      EXPECT_THAT(seen, ElementsAre(1u, 2u, 3u, 4u));
+      EXPECT_THAT(err, IsEmpty());
+    } else {
+      EXPECT_THAT(err, ::testing::HasSubstr("repeat down"));
+      EXPECT_THAT(err, ::testing::HasSubstr("a non-standard exception"));
+    }
+    service_.reset();
+    std::vector<std::pair<std::string, long>> runs;
+    const auto events = log_.events();
+    for (std::size_t i = logged; i < events.size(); ++i) {
+      runs.emplace_back(events[i].event,
+                        std::chrono::duration_cast<milliseconds>(
+                            events[i].at - t0).count());
+    }
+    EXPECT_THAT(runs, ElementsAre(Ran{"tick", 100}, Ran{"tick", 200},
+                                  Ran{"fine", 300}, Ran{"tick", 300}));
+  }
 }
 
 TEST_F(TimerServiceTest, StopDiscardsWhatHasNotStartedAndLaterCallsFail) {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tickwheel/wheel.h"
 
+#include <sys/resource.h>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -281,6 +283,30 @@ TEST(WheelTest, TimerMadeDueInsideACallbackWaitsForTheNextAdvance) {
   EXPECT_TRUE(wheel.empty());
 }
 
+// A pending timer that a callback moves to the tick being processed waits
+// for the next Advance too, as one it schedules there does, also when the
+// slot it is in comes up later in this Advance (here: the slot being
+// processed, the lazy path that only stores the deadline).
+TEST(WheelTest, TimerMovedToTheTickBeingProcessedWaitsForTheNextAdvance) {
+  Wheel<int> wheel(nanoseconds(1), kOrigin);
+  // Both in the level-1 slot starting at tick 192.
+  wheel.Schedule(kOrigin + nanoseconds(192), 1);
+  const TimerId later = wheel.Schedule(kOrigin + nanoseconds(250), 2);
+  std::vector<int> fired;
+  auto move_to_now = [&](int v) {
+    fired.push_back(v);
+    if (v == 1) {
+      EXPECT_TRUE(wheel.Reschedule(later, kOrigin + nanoseconds(192)));
+    }
+  };
+  EXPECT_EQ(wheel.Advance(kOrigin + nanoseconds(300), move_to_now), 1u);
+  EXPECT_THAT(fired, ElementsAre(1));
+  EXPECT_NO_THROW(wheel.CheckInvariants());
+  EXPECT_EQ(wheel.Advance(kOrigin + nanoseconds(300), move_to_now), 1u);
+  EXPECT_THAT(fired, ElementsAre(1, 2));
+  EXPECT_TRUE(wheel.empty());
+}
+
 TEST(WheelTest, ThrowingCallbackConsumesOnlyItsTimer) {
   Wheel<int> wheel(milliseconds(1), kOrigin);
   std::vector<int> fired;
@@ -368,6 +394,31 @@ TEST(WheelTest, ReserveChangesNothingButWhenTheSlabGrows) {
   }
   EXPECT_EQ(fired, 12'000u);
   EXPECT_NO_THROW(wheel.CheckInvariants());
+}
+
+// Reserve touches the room it makes also in a chunk that exists already
+// (chunk 0 exists from the first Schedule on): scheduling into it then takes
+// no page fault for the nodes. Nodes of 4 KiB, one page each: untouched,
+// the 4000 Schedules below took a fault per node (4000); touched, a few for
+// the slot's array. (Where the kernel backs such memory with huge pages
+// unasked, the faults were fewer either way.)
+TEST(WheelTest, ReserveTouchesTheRoomItMakesInAChunkThatExists) {
+  struct Page {
+    char bytes[4000] = {};
+  };
+  Wheel<Page> wheel(milliseconds(1), kOrigin);
+  wheel.Schedule(kOrigin + milliseconds(5), Page{});  // chunk 0 exists now
+  wheel.Reserve(4001);
+  auto minor_faults = [] {
+    rusage usage{};
+    getrusage(RUSAGE_THREAD, &usage);
+    return usage.ru_minflt;
+  };
+  const long before = minor_faults();
+  for (int i = 0; i < 4000; ++i) wheel.Schedule(kOrigin + milliseconds(7), Page{});
+  const long faults = minor_faults() - before;
+  EXPECT_LT(faults, 400) << "Schedule faulted in its nodes' pages";
+  EXPECT_EQ(wheel.size(), 4001u);
 }
 
 TEST(WheelTest, ReserveBeyondTheIdSpaceIsRefused) {

@@ -78,14 +78,14 @@ void BM_NextAfter(benchmark::State& state, const Case& c) {
 
 // The naive peer: step by step from the start until a reading matches.
 void BM_Walk(benchmark::State& state, const Case& c) {
-  server::internal::CronExpression e = *server::internal::ParseCronExpression(c.cron);
-  server::internal::CronSearch search(e);
-  std::shared_ptr<const server::internal::Zone> zone = *server::internal::Zone::Find(c.zone);
+  server::recurrence_internal::CronExpression e = *server::recurrence_internal::ParseCronExpression(c.cron);
+  server::recurrence_internal::CronSearch search(e);
+  std::shared_ptr<const server::recurrence_internal::Zone> zone = *server::recurrence_internal::Zone::Find(c.zone);
   const std::int64_t step = e.has_seconds ? 1 : 60;
   std::int64_t t = kStartMs / 1000;
   for (auto _ : state) {
     std::int64_t u = (t / step + 1) * step;
-    server::internal::Zone::Period period = zone->At(u);
+    server::recurrence_internal::Zone::Period period = zone->At(u);
     while (!search.Matches(u + period.utc_offset_s)) {
       u += step;
       if (u >= period.end) period = zone->At(u);

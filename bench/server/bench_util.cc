@@ -68,6 +68,15 @@ double ProcCpuSeconds(pid_t pid) {
   return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
+std::size_t ProcRssBytes(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  }
+  return 0;
+}
+
 CpuMeter::CpuMeter(pid_t server)
     : server_(server),
       start_(std::chrono::steady_clock::now()),
@@ -80,6 +89,7 @@ json::object CpuMeter::Stop() const {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_)
           .count();
   json::object o;
+  o["wall_s"] = wall;
   o["bench_cpu_pct"] = 100 * (SelfCpuSeconds() - self_) / wall;
   o["machine_cpu_pct"] = 100 * (MachineBusySeconds() - machine_) / wall;
   if (server_)

@@ -25,13 +25,16 @@ double LoadAverage();
 // CPU seconds (user + system) of this process, and of process `pid`.
 double SelfCpuSeconds();
 double ProcCpuSeconds(pid_t pid);
+// Resident memory of process `pid` (VmRSS), in bytes; 0 if unknown.
+std::size_t ProcRssBytes(pid_t pid);
 
 // CPU used during a phase, in % of one core: this process (client and
 // receiver), the whole machine, and the server `server` if given.
 class CpuMeter {
  public:
   explicit CpuMeter(pid_t server = 0);
-  // {bench_cpu_pct, machine_cpu_pct[, server_cpu_pct]} since construction.
+  // {wall_s, bench_cpu_pct, machine_cpu_pct[, server_cpu_pct]} since
+  // construction.
   boost::json::object Stop() const;
 
  private:

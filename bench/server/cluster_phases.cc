@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_cluster.h"
 #include "bench_util.h"
 #include "cli/blocking_http_client.h"
 #include "load_client.h"
@@ -24,7 +25,6 @@ namespace tickwheel::bench {
 namespace {
 
 namespace json = boost::json;
-using server::PgConnection;
 using testing::Delivery;
 using testing::ServerProcess;
 using testing::TempDir;
@@ -33,133 +33,7 @@ using testing::WebhookReceiver;
 constexpr char kNowhere[] =
     "http://127.0.0.1:9/x";  // creates that never come due
 
-std::unique_ptr<PgConnection> Connect(const std::string& conninfo) {
-  auto c = PgConnection::Connect(conninfo);
-  if (!c.ok()) {
-    std::fprintf(stderr, "cluster: %s\n", c.status().message().c_str());
-    std::exit(1);
-  }
-  return std::move(*c);
-}
-
-// `n` nodes of `tickwheel serve --postgres` on a database of their own
-// (created here, dropped by the destructor), named node0, node1, ...; the
-// constructor returns once the shards are shared out (and exits the
-// process if they are not within a minute).
-//
-// Thread safety: node(i) and OwnerOf from any thread; the rest from the
-// thread that made it (one connection for its queries).
-class Cluster {
- public:
-  Cluster(const ClusterOptions& o, const std::string& name, int n,
-          int lease_ms = 10'000)
-      : admin_(Connect(o.pg)),
-        db_("tickwheel_bench_" + name),
-        shards_(o.shards) {
-    (void)admin_->Exec("DROP DATABASE IF EXISTS " + db_ + " WITH (FORCE)");
-    if (auto r = admin_->Exec("CREATE DATABASE " + db_); !r.ok()) {
-      std::fprintf(stderr, "cluster: %s\n", r.status().message().c_str());
-      std::exit(1);
-    }
-    conninfo_ = o.pg + " dbname=" + db_;
-    for (int i = 0; i < n; ++i) {
-      nodes_.push_back(std::make_unique<ServerProcess>(
-          o.binary, dir_.path() + "/node" + std::to_string(i),
-          std::vector<std::string>{"--postgres", conninfo_, "--node-id",
-                                   "node" + std::to_string(i), "--shards",
-                                   std::to_string(o.shards), "--lease",
-                                   std::to_string(lease_ms) + "ms"}));
-    }
-    for (auto& node : nodes_) {
-      if (!node->Start()) std::exit(1);
-    }
-    if (!Settle()) {
-      std::fprintf(stderr,
-                   "cluster: the shards were not shared out within 60 s\n");
-      std::exit(1);
-    }
-  }
-  ~Cluster() {
-    for (auto& node : nodes_) {
-      if (node->running()) node->Terminate(30);
-    }
-    query_.reset();
-    (void)admin_->Exec("DROP DATABASE IF EXISTS " + db_ + " WITH (FORCE)");
-  }
-
-  int size() const { return static_cast<int>(nodes_.size()); }
-  ServerProcess& node(int i) { return *nodes_[static_cast<std::size_t>(i)]; }
-
-  // shard -> index of the node holding an unexpired lease on it (-1: none).
-  std::vector<int> Owners() {
-    if (!query_) query_ = Connect(conninfo_);
-    std::vector<int> owners(static_cast<std::size_t>(shards_), -1);
-    auto r = query_->Exec(
-        "SELECT shard, owner FROM tickwheel_shard_leases "
-        "WHERE owner IS NOT NULL AND expires_at > now()");
-    if (!r.ok()) return owners;
-    for (int row = 0; row < r->rows(); ++row) {
-      const std::string owner(r->Text(row, 1));  // "nodeK"
-      owners[static_cast<std::size_t>(r->Int(row, 0))] =
-          std::stoi(owner.substr(4));
-    }
-    return owners;
-  }
-  // Transactions committed in the cluster's database so far (PostgreSQL's
-  // statistics, which backends report within about a second).
-  double Commits() {
-    if (!query_) query_ = Connect(conninfo_);
-    auto r = query_->Exec(
-        "SELECT xact_commit FROM pg_stat_database WHERE datname = "
-        "current_database()");
-    return r.ok() && r->rows() == 1 ? static_cast<double>(r->Int(0, 0)) : 0;
-  }
-  int OwnerOf(const std::vector<int>& owners, const std::string& id) const {
-    return owners[static_cast<std::size_t>(server::ShardOfId(id, shards_))];
-  }
-
-  // A CPU meter per node, started now; Stop(meters) gives the first one's
-  // figures with server_cpu_pct summed over the nodes (all still running).
-  std::vector<CpuMeter> Meters() {
-    std::vector<CpuMeter> m;
-    for (auto& node : nodes_) m.emplace_back(node->pid());
-    return m;
-  }
-  static json::object Stop(const std::vector<CpuMeter>& meters) {
-    json::object total = meters.front().Stop();
-    double server = 0;
-    for (const CpuMeter& m : meters)
-      server += m.Stop().at("server_cpu_pct").as_double();
-    total["server_cpu_pct"] = server;
-    return total;
-  }
-
- private:
-  // Waits until every shard is held, each node holding at most its fair
-  // share (so none is still giving shards back).
-  bool Settle() {
-    const int fair = (shards_ + size() - 1) / size();
-    for (int attempt = 0; attempt < 600; ++attempt) {
-      std::map<int, int> held;
-      int owned = 0;
-      for (int owner : Owners()) {
-        if (owner >= 0) ++owned, ++held[owner];
-      }
-      bool fair_shares = static_cast<int>(held.size()) == size();
-      for (auto [node, n] : held) fair_shares = fair_shares && n <= fair;
-      if (owned == shards_ && fair_shares) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    return false;
-  }
-
-  std::unique_ptr<PgConnection> admin_;
-  std::unique_ptr<PgConnection> query_;
-  std::string db_, conninfo_;
-  int shards_;
-  TempDir dir_;
-  std::vector<std::unique_ptr<ServerProcess>> nodes_;
-};
+using Cluster = BenchCluster;
 
 // Runs `work(node)` on a thread per node and returns the wall seconds until
 // all returned.
@@ -180,15 +54,9 @@ double CommitsSince(Cluster& cluster, double before) {
   return cluster.Commits() - before;
 }
 
-// Node i's share of `total` spread over `nodes`.
-std::uint64_t ShareOf(std::uint64_t total, int nodes, int i) {
-  const auto n = static_cast<std::uint64_t>(nodes);
-  return total / n + (static_cast<std::uint64_t>(i) < total % n ? 1 : 0);
-}
-
 // Batch creates: 4 connections with one node, 2 per node with three.
 json::object BatchCreates(const ClusterOptions& o, int nodes) {
-  Cluster cluster(o, "batch" + std::to_string(nodes), nodes);
+  Cluster cluster(o.binary, o.pg, o.shards, "batch" + std::to_string(nodes), nodes);
   const std::int64_t far = NowMs() + 3'600'000;
   const int connections = nodes == 1 ? 4 : 2;
   const double commits = cluster.Commits();
@@ -208,7 +76,7 @@ json::object BatchCreates(const ClusterOptions& o, int nodes) {
 
 // Single creates: 64 connections in all, spread evenly over the nodes.
 json::object SingleCreates(const ClusterOptions& o, int nodes) {
-  Cluster cluster(o, "single" + std::to_string(nodes), nodes);
+  Cluster cluster(o.binary, o.pg, o.shards, "single" + std::to_string(nodes), nodes);
   const std::int64_t far = NowMs() + 3'600'000;
   std::vector<LoadResult> results(static_cast<std::size_t>(nodes));
   const double commits = cluster.Commits();
@@ -250,7 +118,7 @@ std::pair<std::size_t, std::size_t> Distinct(const std::vector<Delivery>& d) {
 
 json::object Herd(const ClusterOptions& o, int nodes) {
   WebhookReceiver receiver(1);
-  Cluster cluster(o, "herd" + std::to_string(nodes), nodes);
+  Cluster cluster(o.binary, o.pg, o.shards, "herd" + std::to_string(nodes), nodes);
   const std::int64_t t0 = NowMs() + 8000;
   OnEveryNode(cluster, [&](int i) {
     CreateBatches(
@@ -297,7 +165,7 @@ json::object Herd(const ClusterOptions& o, int nodes) {
 // timers due from the kill on are overdue until the others take them.
 json::object Failover(const ClusterOptions& o) {
   WebhookReceiver receiver(1);
-  Cluster cluster(o, "failover", 3, o.failover_lease_ms);
+  Cluster cluster(o.binary, o.pg, o.shards, "failover", 3, o.failover_lease_ms);
   const std::int64_t t0 = NowMs() + 3000;
   const std::uint64_t n = o.failover_timers;
   auto due = [&](std::uint64_t i) {
@@ -371,7 +239,7 @@ json::object Failover(const ClusterOptions& o) {
 // the owner.
 json::object Handoff(const ClusterOptions& o) {
   WebhookReceiver receiver(1);
-  Cluster cluster(o, "handoff", 3);
+  Cluster cluster(o.binary, o.pg, o.shards, "handoff", 3);
   const std::vector<int> owners = cluster.Owners();
   std::vector<std::unique_ptr<server::BlockingHttpClient>> clients;
   for (int i = 0; i < cluster.size(); ++i) {

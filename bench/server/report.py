@@ -232,6 +232,10 @@ def main():
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import create_report
         print(create_report.update(doc_path, results["creates"]))
+    if "schedules" in results:  # its own region: bench/server/schedule_report.py
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import schedule_report
+        print(schedule_report.update(doc_path, results["schedules"]))
 
 
 if __name__ == "__main__":

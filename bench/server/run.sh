@@ -9,6 +9,12 @@
 # cluster_bench.json; only the cluster-bench region is rewritten.
 # ONLY=creates: just the create phases (create_phases.h), into
 # bench/server/results/creates.json and the create-bench region.
+# ONLY=schedules: just the schedule phases (schedule_phases.h: 1,000,000
+# schedules every minute, QUICK=1 20,000, SCHEDULES=N any other size,
+# CLUSTER_SCHEDULES=N another size for the 3-node cluster), into
+# bench/server/results/schedules.json and the schedule-server-bench region.
+# ONLY=flows: just the flow phases (flow_phases.h), into
+# bench/server/results/flows.json and the flow-bench region.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -50,6 +56,25 @@ if [ "${ONLY:-}" = creates ]; then
   /usr/bin/python3 bench/server/create_report.py bench/server/results/creates.json docs/performance.md
   exit 0
 fi
+[ -n "${SCHEDULES:-}" ] && args+=(--schedules "$SCHEDULES")
+[ -n "${CLUSTER_SCHEDULES:-}" ] && args+=(--cluster-schedules "$CLUSTER_SCHEDULES")
+if [ "${ONLY:-}" = schedules ]; then
+  "$bench" --binary "$BUILD/tickwheel" --pg "$conninfo" "${args[@]}" --only-schedules \
+    > bench/server/results/schedules.json.tmp
+  mv bench/server/results/schedules.json.tmp bench/server/results/schedules.json
+  /usr/bin/python3 bench/server/schedule_report.py bench/server/results/schedules.json docs/performance.md
+  exit 0
+fi
+if [ "${ONLY:-}" = flows ]; then
+  "$bench" --binary "$BUILD/tickwheel" --pg "$conninfo" "${args[@]}" --only-flows \
+    > bench/server/results/flows.json.tmp
+  mv bench/server/results/flows.json.tmp bench/server/results/flows.json
+  /usr/bin/python3 bench/server/flow_report.py bench/server/results/flows.json docs/performance.md
+  exit 0
+fi
 "$bench" --binary "$BUILD/tickwheel" --pg "$conninfo" "${args[@]}" > "$out.tmp"
 mv "$out.tmp" "$out"
 /usr/bin/python3 bench/server/report.py "$out" docs/performance.md
+if [ -z "${CLUSTER_ONLY:-}" ]; then
+  /usr/bin/python3 bench/server/flow_report.py "$out" docs/performance.md
+fi

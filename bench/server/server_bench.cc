@@ -24,6 +24,14 @@
 //                   report.py can draw)
 //   creates         single creates at 1/8/64 clients and batch creates
 //                   beside bare RocksDB and PostgreSQL (create_phases.h)
+//   schedules       recurring schedules every minute (1,000,000; QUICK
+//                   20,000; --schedules N) on the embedded store and a
+//                   3-node cluster, beside one-shot timers at the same rate
+//                   (schedule_phases.h); --only-schedules runs just these
+//   flows           flow control: a herd throttled by a flow's rate and by
+//                   its in-flight cap, 1 and 3 nodes, a second flow's
+//                   lateness beside it, the overhead with limits far above
+//                   the load (flow_phases.h); --only-flows runs just these
 #include <algorithm>
 #include <boost/json.hpp>
 #include <chrono>
@@ -39,8 +47,10 @@
 #include "cli/blocking_http_client.h"
 #include "cluster_phases.h"
 #include "create_phases.h"
+#include "flow_phases.h"
 #include "load_client.h"
 #include "pg_peer.h"
+#include "schedule_phases.h"
 #include "support/server_process.h"
 #include "support/test_pki.h"
 #include "support/webhook_receiver.h"
@@ -53,15 +63,6 @@ using testing::Delivery;
 using testing::ServerProcess;
 using testing::TempDir;
 using testing::WebhookReceiver;
-
-std::size_t RssBytes(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
-  }
-  return 0;
-}
 
 bool WaitCount(WebhookReceiver& receiver, std::size_t n, int seconds) {
   return receiver.WaitFor(n, std::chrono::seconds(seconds));
@@ -286,7 +287,7 @@ json::object TickwheelBacklog(const Options& o, TempDir& dir, std::uint64_t n) {
   // Overdue by the time the server is back.
   const std::int64_t near = NowMs() + 1000;
   CreateBatches(server, "n", 1000, 1000, 1, [&](std::uint64_t) { return near; }, receiver.url());
-  r["rss_bytes_running"] = RssBytes(server.pid());
+  r["rss_bytes_running"] = ProcRssBytes(server.pid());
   server.Kill();
   std::this_thread::sleep_for(std::chrono::milliseconds(std::max<std::int64_t>(0, near - NowMs() + 200)));
   const std::int64_t restart = NowMs();
@@ -296,7 +297,7 @@ json::object TickwheelBacklog(const Options& o, TempDir& dir, std::uint64_t n) {
   for (const Delivery& d : receiver.deliveries()) first = std::min(first, d.received_ms);
   r["restart_to_first_delivery_ms"] = first - restart;
   WaitCount(receiver, 1000, 60);
-  r["rss_bytes_after_restart"] = RssBytes(server.pid());
+  r["rss_bytes_after_restart"] = ProcRssBytes(server.pid());
   std::uintmax_t bytes = 0;
   for (auto& f : std::filesystem::recursive_directory_iterator(data)) {
     if (f.is_regular_file()) bytes += f.file_size();
@@ -405,14 +406,25 @@ int main(int argc, char** argv) {
   bool only_security = false;  // just the herd_security phase (for a quick look)
   bool only_cluster = false;   // the peer and the cluster phases (cluster_phases.h)
   bool only_creates = false;   // just the create phases (create_phases.h)
+  bool only_schedules = false;  // just the schedule phases (schedule_phases.h)
+  bool only_flows = false;     // just the flow phases (flow_phases.h)
   ClusterOptions cluster;
   CreatePhaseOptions creates;
+  SchedulePhaseOptions schedules;
+  std::uint64_t schedule_count = 0;  // --schedules N (0: the default or QUICK's)
+  FlowPhaseOptions flows;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--only-security") only_security = true;
     else if (a == "--only-cluster") only_cluster = true;
     else if (a == "--only-cluster-creates") only_cluster = cluster.creates_only = true;
     else if (a == "--only-creates") only_creates = true;
+    else if (a == "--only-schedules") only_schedules = true;
+    else if (a == "--schedules" && i + 1 < argc) schedule_count = std::strtoull(argv[++i], nullptr, 10);
+    else if (a == "--cluster-schedules" && i + 1 < argc) {
+      schedules.cluster_schedules = std::strtoull(argv[++i], nullptr, 10);
+    }
+    else if (a == "--only-flows") only_flows = true;
     else if (a == "--creates-system" && i + 1 < argc) creates.only_systems.push_back(argv[++i]);
     else if (a == "--creates-clients" && i + 1 < argc) creates.clients = {std::atoi(argv[++i])};
     else if (a == "--creates-seconds" && i + 1 < argc) creates.seconds = std::atof(argv[++i]);
@@ -431,11 +443,17 @@ int main(int argc, char** argv) {
       creates.seconds = 2;
       creates.rounds = 1;
       creates.batch_total = 100'000;
+      schedules.schedules = 20'000;
+      flows.herd = 10'000;
+      flows.second_flow_timers = 500;
+      flows.overhead_rounds = 1;
+      flows.memory_timers = 100'000;
     } else {
       std::fprintf(stderr, "usage: server_bench --binary build/tickwheel [--pg CONNINFO] [--quick] "
-                           "[--only-security | --only-cluster | --only-cluster-creates | --only-creates "
+                           "[--only-security | --only-cluster | --only-cluster-creates | --only-flows | --only-creates "
                            "[--creates-system S]... [--creates-clients N] [--creates-seconds S] "
-                           "[--creates-rounds N] [--no-batches | --only-batches]]\n");
+                           "[--creates-rounds N] [--no-batches | --only-batches] | --only-schedules] "
+                           "[--schedules N] [--cluster-schedules N]\n");
       return 2;
     }
   }
@@ -447,6 +465,25 @@ int main(int argc, char** argv) {
   cluster.single_seconds = o.single_seconds;
   creates.binary = o.binary;
   creates.pg = o.pg;
+  schedules.binary = o.binary;
+  schedules.pg = o.pg;
+  if (schedule_count > 0) schedules.schedules = schedule_count;
+  if (only_schedules) {
+    boost::json::object out;
+    out["schedules"] = RunSchedulePhases(schedules);
+    std::printf("%s\n", boost::json::serialize(out).c_str());
+    return 0;
+  }
+  flows.binary = o.binary;
+  flows.pg = o.pg;
+  if (only_flows) {
+    boost::json::object out;
+    out["load_average_start"] = LoadAverage();
+    out["flows"] = RunFlowPhases(flows);
+    out["load_average_end"] = LoadAverage();
+    std::printf("%s\n", boost::json::serialize(out).c_str());
+    return 0;
+  }
   if (only_creates) {
     TempDir dir;
     creates.data_dir = dir.path();
@@ -508,6 +545,8 @@ int main(int argc, char** argv) {
     if (!RunPeer(o, out, cluster.creates_only)) return 1;
     out["cluster"] = RunClusterPhases(cluster);
   }
+  out["schedules"] = RunSchedulePhases(schedules);
+  out["flows"] = RunFlowPhases(flows);
   out["load_average_end"] = LoadAverage();
   std::printf("%s\n", boost::json::serialize(out).c_str());
   return 0;

@@ -6,15 +6,18 @@
 #define TICKWHEEL_CACHE_H_
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <exception>
 #include <functional>
 #include <future>
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -24,6 +27,7 @@
 #include "tickwheel/internal/lru_list.h"
 #include "tickwheel/internal/mutex.h"
 #include "tickwheel/internal/periodic_thread.h"
+#include "tickwheel/internal/report_error.h"
 #include "tickwheel/internal/sharded_runtime.h"
 #include "tickwheel/time.h"
 #include "tickwheel/wheel.h"
@@ -32,7 +36,10 @@ namespace tickwheel {
 
 // Counters of a Cache. Every Get and Take counts one hit (a live entry was
 // there) or one miss; an eviction is an entry dropped for the LRU limit, an
-// expiration one dropped because its TTL ran out.
+// expiration one dropped because its TTL ran out. (A call of
+// CacheOptions::report that threw is counted by Cache::callback_errors(),
+// not here: CacheStats keeps these five fields, so a structured binding of
+// them written against earlier versions still compiles.)
 struct CacheStats {
   std::uint64_t hits = 0;
   std::uint64_t misses = 0;
@@ -71,10 +78,17 @@ struct CacheOptions {
   Clock* clock = nullptr;
   // With a positive interval, `report` is called every interval, on a
   // thread of the cache, with the counts of that interval (size: now).
-  // An empty `report` writes one line to stderr naming `name`.
+  // An empty `report` writes one line to stderr naming `name`. `report`
+  // may throw: what it throws is counted (Cache::callback_errors()) and
+  // goes to on_error, and the next interval is reported as usual (with that
+  // interval's counts).
   Duration report_interval = Duration::zero();
   std::function<void(const CacheStats&)> report = nullptr;
   std::string name = "cache";
+  // Receives what `report` threw, on the report thread. Empty: one line on
+  // stderr. It must not throw; if it does, that is one line on stderr and
+  // is otherwise ignored. Either way the cache goes on reporting.
+  std::function<void(std::exception_ptr)> on_error = nullptr;
 };
 
 // Cache is go-zero's collection.Cache without its races. Each entry expires
@@ -85,6 +99,24 @@ struct CacheOptions {
 // is left without an expiry (go-zero's Del can cancel the timer of a
 // concurrent Set). Take(key, fetch) runs `fetch` once for all concurrent
 // callers of a missing key and shares its value or its exception.
+//
+// Locks: `fetch`, `report` and on_error run under no lock of the cache,
+// and a value or key that the cache lets go (replaced by Set, deleted,
+// evicted, expired) is destroyed after the shard's lock is released (an
+// expired one on the cache's timer thread), so destructors may call the
+// cache. What does run under the lock, and so must not call the cache:
+// K's and V's copy and move constructors and assignments (Get's copy of a
+// value too), Hash and KeyEqual.
+//
+// Failures: Set and Take either store the entry or throw (std::bad_alloc)
+// having changed nothing (Take's waiters get the same exception); Get, Del,
+// size, stats and callback_errors allocate nothing (Get may throw what V's
+// copy throws). A `fetch` that throws reaches every waiting Take and
+// nothing is cached; a `report` that throws is counted (callback_errors),
+// handed to on_error, and reporting goes on. Out of memory, the timer
+// thread reports the std::bad_alloc on stderr and tries again
+// max(resolution, 1 ms) later; an expired entry is never returned
+// meanwhile.
 //
 // Thread safety: every method may be called from any thread; `fetch` may
 // call the cache (but not Take the key it is fetching).
@@ -141,6 +173,13 @@ class Cache {
   // Entries held, including expired ones whose timer has not yet run.
   std::size_t size() const;
 
+  // Calls of CacheOptions::report that threw, since construction. Each is
+  // counted before it is handed to on_error, so on_error sees itself
+  // counted. Never throws.
+  std::uint64_t callback_errors() const {
+    return report_errors_.load(std::memory_order_relaxed);
+  }
+
  private:
   static constexpr const char* kWho = "Cache";
   struct Entry;
@@ -152,6 +191,8 @@ class Cache {
     }
   };
   struct Entry {
+    Entry(V&& v, TimePoint expiry, TimerId t)
+        : value(std::move(v)), expires_at(expiry), timer_at(expiry), timer(t) {}
     V value;
     TimePoint expires_at;
     // The deadline of the key's wheel timer: at most expires_at. When the
@@ -160,21 +201,39 @@ class Cache {
     TimerId timer;
     internal::LruLinks<Node> lru;  // listed only when the shard has a limit
   };
-  struct NoFired {};  // nothing leaves a shard when it fires
+  // What leaves a shard under its lock, destroyed by the caller after
+  // unlocking (keys' and values' destructors are user code): an erased
+  // entry's map node, and the copy of its key its timer held. Expired
+  // entries leave the same way, through the runtime (destroyed on its timer
+  // thread under no lock).
+  struct Garbage {
+    typename Map::node_type node;
+    std::optional<K> wheel_key;
+  };
+  using Expired = Garbage;
 
   // The keys that hash to one shard, their recency and their timers.
   struct State {
     State(Duration tick, TimePoint origin, std::size_t, std::size_t)
         : wheel(tick, origin) {}
 
-    // Frees the expired entries whose timers fire; re-arms the others.
-    std::optional<TimePoint> Advance(TimePoint now, std::vector<NoFired>&);
-    void Discard() {}  // entries stay until the cache is destroyed
+    // Frees the expired entries whose timers fire (into `expired`);
+    // re-arms the others. If it throws (out of memory for `expired`), what
+    // it took out of the wheel is in `expired`.
+    std::optional<TimePoint> Advance(TimePoint now,
+                                     std::vector<Expired>& expired);
+    void Discard() noexcept {}  // entries stay until the cache is destroyed
 
-    void Erase(typename Map::iterator it) {
-      wheel.Cancel(it->second.timer);
+    // Takes the entry out, with its timer's copy of the key, into `out`.
+    void Erase(typename Map::iterator it, Garbage& out) noexcept {
+      if constexpr (std::is_nothrow_move_constructible_v<K> &&
+                    !std::is_trivially_destructible_v<K>) {
+        out.wheel_key = internal::WheelAccess::Take(wheel, it->second.timer);
+      } else {
+        wheel.Cancel(it->second.timer);
+      }
       if (limit != 0) lru.Remove(&*it);
-      map.erase(it);
+      out.node = map.extract(it);
     }
 
     Map map;
@@ -184,16 +243,21 @@ class Cache {
     CacheStats counts;  // size unused
     Wheel<K> wheel;     // payload: the key
   };
-  using Runtime = internal::ShardedRuntime<State, NoFired>;
+  using Runtime = internal::ShardedRuntime<State, Expired>;
   using Shard = typename Runtime::Shard;
 
   static std::size_t ShardCount(const CacheOptions& options);
   static internal::RuntimeConfig MakeConfig(const CacheOptions& options);
 
-  // The entry of `key` if it is live; an expired one is freed.
-  Entry* FindLive(State& state, const K& key, TimePoint now);
-  void Set(Shard& shard, const K& key, std::size_t hash, V value, Duration ttl,
-           TimePoint now) TW_REQUIRES(shard.mutex);
+  // The entry of `key` if it is live; an expired one is taken out into
+  // `expired`.
+  Entry* FindLive(State& state, const K& key, TimePoint now, Garbage& expired);
+  // Stores `value` (an existing key's old value is swapped into `value`; a
+  // key that the LRU limit evicts goes to `evicted`). If it throws, nothing
+  // changed and `value` is as it was.
+  void Set(Shard& shard, const K& key, std::size_t hash, V& value,
+           Duration ttl, TimePoint now, Garbage& evicted)
+      TW_REQUIRES(shard.mutex);
   // `ttl` times the key's jitter factor (see CacheOptions::jitter).
   Duration Jittered(std::size_t hash, Duration ttl) const;
   void Report();
@@ -202,7 +266,9 @@ class Cache {
   const double jitter_;
   const std::string name_;
   const std::function<void(const CacheStats&)> report_;
+  const std::function<void(std::exception_ptr)> on_error_;
   CacheStats reported_;  // the totals at the previous report; report thread
+  std::atomic<std::uint64_t> report_errors_{0};  // `report` calls that threw
   Runtime runtime_;
   std::unique_ptr<internal::PeriodicThread> reporter_;  // last
 };
@@ -213,9 +279,18 @@ class Cache {
 template <typename K, typename V, typename Hash, typename KeyEqual>
 std::size_t Cache<K, V, Hash, KeyEqual>::ShardCount(
     const CacheOptions& options) {
-  if (options.shards != 0) return options.shards;
-  if (options.limit == 0) return 16;
-  return std::clamp<std::size_t>(options.limit / 4096, 1, 16);
+  // With a limit, never more shards than the limit: each shard holds at
+  // least one entry, so more would hold more than the limit in total.
+  if (options.limit != 0) {
+    const std::size_t wanted =
+        options.shards != 0 ? options.shards : options.limit / 4096;
+    return std::clamp<std::size_t>(wanted, 1, std::min<std::size_t>(
+                                                  options.limit,
+                                                  options.shards != 0
+                                                      ? options.shards
+                                                      : 16));
+  }
+  return options.shards != 0 ? options.shards : 16;
 }
 
 template <typename K, typename V, typename Hash, typename KeyEqual>
@@ -237,17 +312,16 @@ Cache<K, V, Hash, KeyEqual>::Cache(Duration ttl, CacheOptions options)
                                        kWho, "jitter")),
       name_(std::move(options.name)),
       report_(std::move(options.report)),
+      on_error_(std::move(options.on_error)),
       runtime_(MakeConfig(options), nullptr) {
   const std::size_t shards = runtime_.shard_count();
   for (std::size_t i = 0; i < shards && options.limit != 0; ++i) {
     Shard& shard = runtime_.shard(i);
     internal::MutexLock lock(shard.mutex);
-    // The limit is split exactly: the shards' limits add up to it. A shard
-    // with a limit of 0 would hold nothing; it gets one.
+    // The limit is split exactly: the shards' limits add up to it, and
+    // each is at least 1 (there are no more shards than the limit).
     shard.state.limit =
-        std::max<std::size_t>(options.limit / shards +
-                                  (i < options.limit % shards ? 1 : 0),
-                              1);
+        options.limit / shards + (i < options.limit % shards ? 1 : 0);
   }
   if (options.report_interval > Duration::zero()) {
     reporter_ = std::make_unique<internal::PeriodicThread>(
@@ -265,8 +339,9 @@ template <typename K, typename V, typename Hash, typename KeyEqual>
 std::optional<V> Cache<K, V, Hash, KeyEqual>::Get(const K& key) {
   const TimePoint now = runtime_.clock().Now();
   Shard& shard = runtime_.ShardFor(Hash{}(key));
+  Garbage expired;  // destroyed after the unlock
   internal::MutexLock lock(shard.mutex);
-  if (Entry* entry = FindLive(shard.state, key, now)) {
+  if (Entry* entry = FindLive(shard.state, key, now, expired)) {
     ++shard.state.counts.hits;
     return entry->value;
   }
@@ -285,20 +360,24 @@ void Cache<K, V, Hash, KeyEqual>::Set(const K& key, V value, Duration ttl) {
   const TimePoint now = runtime_.clock().Now();
   const std::size_t hash = Hash{}(key);
   Shard& shard = runtime_.ShardFor(hash);
+  // The value replaced (swapped into `value`) and the entry evicted die
+  // after the unlock.
+  Garbage evicted;
   internal::MutexLock lock(shard.mutex);
-  Set(shard, key, hash, std::move(value), ttl, now);
+  Set(shard, key, hash, value, ttl, now, evicted);
 }
 
 template <typename K, typename V, typename Hash, typename KeyEqual>
 bool Cache<K, V, Hash, KeyEqual>::Del(const K& key) {
   const TimePoint now = runtime_.clock().Now();
   Shard& shard = runtime_.ShardFor(Hash{}(key));
+  Garbage removed;  // destroyed after the unlock
   internal::MutexLock lock(shard.mutex);
   State& state = shard.state;
   auto it = state.map.find(key);
   if (it == state.map.end()) return false;
   const bool live = now < it->second.expires_at;
-  state.Erase(it);
+  state.Erase(it, removed);
   return live;
 }
 
@@ -308,8 +387,13 @@ V Cache<K, V, Hash, KeyEqual>::Take(const K& key, Fetch&& fetch) {
   const TimePoint now = runtime_.clock().Now();
   const std::size_t hash = Hash{}(key);
   Shard& shard = runtime_.ShardFor(hash);
+  // What leaves the shard (an expired entry, an evicted one, the value a
+  // racing Set stored) dies after the unlock, as does `stored`.
+  Garbage expired;
+  Garbage evicted;
+  std::optional<V> stored;
   internal::MutexLock lock(shard.mutex);
-  if (Entry* entry = FindLive(shard.state, key, now)) {
+  if (Entry* entry = FindLive(shard.state, key, now, expired)) {
     ++shard.state.counts.hits;
     return entry->value;
   }
@@ -325,6 +409,7 @@ V Cache<K, V, Hash, KeyEqual>::Take(const K& key, Fetch&& fetch) {
   std::optional<V> value;
   try {
     value.emplace(std::forward<Fetch>(fetch)());
+    stored.emplace(*value);  // the copy to cache, made before the lock
   } catch (...) {
     lock.Lock();
     shard.state.fetches.erase(key);
@@ -337,7 +422,7 @@ V Cache<K, V, Hash, KeyEqual>::Take(const K& key, Fetch&& fetch) {
   // sees the value.
   shard.state.fetches.erase(key);
   try {
-    Set(shard, key, hash, *value, ttl_, runtime_.clock().Now());
+    Set(shard, key, hash, *stored, ttl_, runtime_.clock().Now(), evicted);
   } catch (...) {
     lock.Unlock();
     promise.set_exception(std::current_exception());
@@ -377,12 +462,13 @@ std::size_t Cache<K, V, Hash, KeyEqual>::size() const {
 
 template <typename K, typename V, typename Hash, typename KeyEqual>
 auto Cache<K, V, Hash, KeyEqual>::FindLive(State& state, const K& key,
-                                           TimePoint now) -> Entry* {
+                                           TimePoint now, Garbage& expired)
+    -> Entry* {
   auto it = state.map.find(key);
   if (it == state.map.end()) return nullptr;
   if (now >= it->second.expires_at) {
     // Expired, its timer not yet run: never returned; freed now.
-    state.Erase(it);
+    state.Erase(it, expired);
     ++state.counts.expirations;
     return nullptr;
   }
@@ -392,8 +478,8 @@ auto Cache<K, V, Hash, KeyEqual>::FindLive(State& state, const K& key,
 
 template <typename K, typename V, typename Hash, typename KeyEqual>
 void Cache<K, V, Hash, KeyEqual>::Set(Shard& shard, const K& key,
-                                      std::size_t hash, V value, Duration ttl,
-                                      TimePoint now) {
+                                      std::size_t hash, V& value, Duration ttl,
+                                      TimePoint now, Garbage& evicted) {
   State& state = shard.state;
   const TimePoint expires_at = internal::DeadlineAt(now, Jittered(hash, ttl));
   if (auto it = state.map.find(key); it != state.map.end()) {
@@ -401,25 +487,42 @@ void Cache<K, V, Hash, KeyEqual>::Set(Shard& shard, const K& key,
     // A later expiry leaves the timer alone (no wheel operation): when it
     // fires early, it is re-armed for the rest. An earlier one moves it.
     if (expires_at < entry.timer_at) {
-      state.wheel.Reschedule(entry.timer, expires_at);
+      state.wheel.Reschedule(entry.timer, expires_at);  // may throw: unmoved
       entry.timer_at = expires_at;
       runtime_.Notify(expires_at);
     }
-    entry.value = std::move(value);
+    using std::swap;
+    swap(entry.value, value);  // the old value leaves with the caller's
     entry.expires_at = expires_at;
     if (state.limit != 0) state.lru.MoveToFront(&*it);
     return;
   }
-  // The timer first: if storing the entry then fails, it is cancelled.
-  const TimerId timer = state.wheel.Schedule(expires_at, key);
+  // Every allocation before anything changes, so that a failure leaves
+  // `value` with the caller: buckets for one more entry (an insert that
+  // rehashed could fail after taking the value), the timer, the node.
+  if (static_cast<double>(state.map.size() + 1) >=
+      static_cast<double>(state.map.bucket_count()) *
+          state.map.max_load_factor()) {
+    state.map.reserve(state.map.size() + 2);
+  }
+  std::optional<K>& wheel_key = evicted.wheel_key;
+  wheel_key.emplace(key);
+  TimerId timer;
+  if constexpr (std::is_nothrow_move_constructible_v<K>) {
+    timer = internal::WheelAccess::ScheduleFrom(state.wheel, expires_at,
+                                                *wheel_key);
+  } else {
+    timer = state.wheel.Schedule(expires_at, *wheel_key);
+  }
   typename Map::iterator it;
   try {
-    it = state.map
-             .emplace(key, Entry{std::move(value), expires_at,
-                                 /*timer_at=*/expires_at, timer, {}})
-             .first;
+    it = state.map.try_emplace(key, std::move(value), expires_at, timer).first;
   } catch (...) {
-    state.wheel.Cancel(timer);
+    if constexpr (std::is_nothrow_move_constructible_v<K>) {
+      wheel_key = internal::WheelAccess::Take(state.wheel, timer);
+    } else {
+      state.wheel.Cancel(timer);
+    }
     throw;
   }
   runtime_.Notify(expires_at);
@@ -427,14 +530,15 @@ void Cache<K, V, Hash, KeyEqual>::Set(Shard& shard, const K& key,
   state.lru.PushFront(&*it);
   if (state.map.size() > state.limit) {
     Node* oldest = state.lru.oldest();
-    state.Erase(state.map.find(oldest->first));
+    state.Erase(state.map.find(oldest->first), evicted);
     ++state.counts.evictions;
   }
 }
 
 template <typename K, typename V, typename Hash, typename KeyEqual>
 std::optional<TimePoint> Cache<K, V, Hash, KeyEqual>::State::Advance(
-    TimePoint now, std::vector<NoFired>&) {
+    TimePoint now, std::vector<Expired>& expired) {
+  internal::ReserveOneMore(expired);
   wheel.Advance(now, [&](K&& key) {
     auto it = map.find(key);
     if (it == map.end()) return;  // never: an entry's timer goes with it
@@ -444,16 +548,23 @@ std::optional<TimePoint> Cache<K, V, Hash, KeyEqual>::State::Advance(
       // timer that fired is gone already). Out of memory for a timer, the
       // entry goes now rather than never.
       try {
-        entry.timer = wheel.Schedule(entry.expires_at, std::move(key));
+        if constexpr (std::is_nothrow_move_constructible_v<K>) {
+          entry.timer = internal::WheelAccess::ScheduleFrom(
+              wheel, entry.expires_at, key);
+        } else {
+          entry.timer = wheel.Schedule(entry.expires_at, std::move(key));
+        }
         entry.timer_at = entry.expires_at;
         return;
       } catch (...) {
       }
     }
-    entry.timer = TimerId();  // fired: nothing to cancel
+    // Fired: the map node and the timer's key leave for the timer thread
+    // to destroy under no lock.
     if (limit != 0) lru.Remove(&*it);
-    map.erase(it);
+    expired.push_back(Expired{map.extract(it), std::move(key)});
     ++counts.expirations;
+    internal::ReserveOneMore(expired);  // may throw: this one is safe
   });
   return wheel.NextDeadline();
 }
@@ -487,7 +598,15 @@ void Cache<K, V, Hash, KeyEqual>::Report() {
   interval.expirations -= reported_.expirations;
   reported_ = now;
   if (report_) {
-    report_(interval);
+    try {
+      report_(interval);
+    } catch (...) {
+      // Counted and reported like the runtime's other callbacks (counted
+      // first: on_error sees itself in callback_errors()); the next
+      // interval is reported as usual.
+      report_errors_.fetch_add(1, std::memory_order_relaxed);
+      internal::ReportError(kWho, on_error_, std::current_exception());
+    }
     return;
   }
   std::fprintf(stderr,

@@ -87,6 +87,9 @@ class ManualClock final : public Clock {
 
   // Moves time forward by `d` (a negative `d` moves nothing) or to `t` (an
   // earlier `t` moves nothing), then waits until the sleepers have settled.
+  // Time stops at TimePoint::max() - 1 ns: TimePoint::max() stands for
+  // "never" (a thread with nothing to wait for sleeps until it), as it does
+  // on the system's clock.
   void Advance(Duration d);
   void AdvanceTo(TimePoint t) TW_EXCLUDES(advance_mutex_, mutex_);
 

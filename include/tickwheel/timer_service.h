@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -22,12 +23,13 @@ struct TimerServiceOptions {
   // only if workers > 1; a repeating timer never overlaps itself.
   std::size_t workers = 1;
   // Independent (lock, wheel) shards; a thread adds to the one its id hashes
-  // to, so producers rarely contend. 0: 4 per hardware thread.
+  // to, so producers rarely contend. 0: 4 per hardware thread, 1 to 64.
   std::size_t shards = 0;
   // nullptr: SystemClock::Instance(). Not owned; must outlive the service.
   Clock* clock = nullptr;
   // Receives what a callback threw, on the worker; must not throw. Empty:
-  // the message goes to stderr. The service goes on either way.
+  // the message goes to stderr. The service goes on either way, and
+  // callback_errors() counts it.
   std::function<void(std::exception_ptr)> on_error;
 };
 
@@ -41,6 +43,22 @@ struct TimerServiceOptions {
 // at start + k * period, without drift; when a run overruns or the machine
 // stalls, the missed periods are skipped, not run in a burst, and the phase
 // is kept.
+//
+// Locks: no user code runs under a lock of the service. Callbacks and
+// on_error run on the workers under none; a callback that Cancel, Stop or
+// the end of a one-shot lets go is destroyed after the shard's lock is
+// released, so its destructor may call the service.
+//
+// Failures: After, At, Every and Reschedule either do what they say or
+// throw (std::bad_alloc) having changed nothing; Cancel, size, Stop and
+// callback_errors never throw. A callback that throws is counted
+// (callback_errors), reported to on_error, and the service goes on (a
+// repeat is re-armed). Out of memory, the timer thread reports the
+// std::bad_alloc to on_error and tries again max(tick, 1 ms) later, and a
+// repeat whose re-arm fails after its run is reported and re-armed by the
+// timer thread for the run it had (late, once, if the retry comes after
+// that run's time, as after a stall): no timer or run of a repeat is lost
+// or run twice. (These out-of-memory reports are not callback_errors.)
 //
 // Thread safety: all methods may be called from any thread, including from
 // inside callbacks (they run under no lock of the service).
@@ -83,6 +101,10 @@ class TimerService {
 
   // Timers that will still run: pending one-shots and uncancelled repeats.
   std::size_t size() const;
+
+  // Runs of callbacks that threw, since construction. Each is counted
+  // before it is handed to on_error, so on_error sees itself counted.
+  std::uint64_t callback_errors() const;
 
   // Discards every timer that has not started, then waits for running
   // callbacks, except the one Stop is called from. Idempotent, thread-safe.

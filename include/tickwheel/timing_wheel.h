@@ -30,13 +30,15 @@ struct TimingWheelOptions {
   // when all workers are busy.
   std::size_t workers = 1;
   // Independent (lock, wheel, key map) shards, chosen by key hash, so that
-  // producers on different keys rarely contend. 0: 4 per hardware thread.
+  // producers on different keys rarely contend. 0: 4 per hardware thread,
+  // 1 to 64.
   std::size_t shards = 0;
   // Where time comes from; nullptr means SystemClock::Instance(). Not owned;
   // must outlive the wheel.
   Clock* clock = nullptr;
   // Called on the worker thread with what `execute` threw; must not throw.
-  // Empty: the message goes to stderr. Either way the wheel goes on.
+  // Empty: the message goes to stderr. Either way the wheel goes on, and
+  // callback_errors() counts it.
   std::function<void(std::exception_ptr)> on_error;
 };
 
@@ -57,6 +59,24 @@ struct TimingWheelOptions {
 // overlap the keys' cache misses: at a million keys a single call waits
 // for two misses in turn (map entry, then wheel node), and a batch spreads
 // them over many keys at once.
+//
+// Locks: `execute`, Drain's `fn` and on_error run under no lock of the
+// wheel, and a value or key that a call lets go (replaced by SetTimer,
+// removed, fired, drained, discarded by Stop) is destroyed after the lock
+// is released, so destructors may call the wheel. What does run under a
+// shard's lock, and so must not call the wheel: Key's and Value's copy and
+// move constructors and assignments (and the destruction of moved-from
+// ones), Hash and KeyEqual.
+//
+// Failures: single calls either do what they say or throw (std::bad_alloc)
+// having changed nothing; RemoveTimer, size and Stop never throw. A batch
+// call that throws has made each key's call entirely or not at all (which
+// ones is unspecified, `results` too), and every call it made wakes the
+// timer thread as it should. Drain out of memory takes nothing. An
+// `execute` that throws is counted (callback_errors), reported to on_error,
+// and the wheel goes on. Out of memory, the timer thread reports the
+// std::bad_alloc to on_error (not counted as a callback error) and tries
+// again max(interval, 1 ms) later: no key is lost or fired twice.
 //
 // Thread safety: all methods may be called from any thread, including from
 // inside `execute` (it runs under no lock of the wheel).
@@ -137,6 +157,11 @@ class TimingWheel {
   // Pending timers (0 once stopped).
   std::size_t size() const;
 
+  // Calls of `execute` that threw, since construction. Each is counted
+  // before it is handed to on_error. (What Drain's `fn` throws reaches
+  // Drain's caller and is not counted.) Never throws.
+  std::uint64_t callback_errors() const { return runtime_.callback_errors(); }
+
  private:
   static_assert(std::is_nothrow_move_constructible_v<Key> &&
                     std::is_nothrow_move_constructible_v<Value>,
@@ -175,6 +200,13 @@ class TimingWheel {
                     MapPart map_part, WheelPart wheel_part,
                     DeadlineOf deadline) TW_NO_THREAD_SAFETY_ANALYSIS;
 
+  // Drain's first half: with every shard locked, moves every pending key
+  // and value into `drained` and the timers' copies of the keys into
+  // `wheel_keys` (destroyed by the caller after the unlock). False, taking
+  // nothing, if a shard is stopped; throws std::bad_alloc, taking nothing.
+  bool TakeAll(std::vector<Fired>& drained, std::vector<Key>& wheel_keys)
+      TW_NO_THREAD_SAFETY_ANALYSIS;
+
   const Execute execute_;
   Runtime runtime_;  // last: its threads start once everything exists
 };
@@ -208,9 +240,11 @@ bool TimingWheel<Key, Value, Hash, KeyEqual>::SetTimer(const Key& key,
                                                        Duration delay) {
   const TimePoint deadline = runtime_.DeadlineAfter(delay);
   typename Runtime::Shard& shard = runtime_.ShardFor(Hash{}(key));
+  // A replaced value leaves with `value`; both die after the unlock.
+  typename State::Garbage garbage;
   internal::MutexLock lock(shard.mutex);
   if (shard.stopped) return false;
-  shard.state.Set(key, value, deadline);
+  shard.state.Set(key, value, deadline, garbage);
   runtime_.Notify(deadline);
   return true;
 }
@@ -229,8 +263,9 @@ bool TimingWheel<Key, Value, Hash, KeyEqual>::MoveTimer(const Key& key,
 template <typename Key, typename Value, typename Hash, typename KeyEqual>
 bool TimingWheel<Key, Value, Hash, KeyEqual>::RemoveTimer(const Key& key) {
   typename Runtime::Shard& shard = runtime_.ShardFor(Hash{}(key));
+  typename State::Garbage removed;  // destroyed after the unlock
   internal::MutexLock lock(shard.mutex);
-  return !shard.stopped && shard.state.Remove(key);
+  return !shard.stopped && shard.state.Remove(key, removed);
 }
 
 template <typename Key, typename Value, typename Hash, typename KeyEqual>
@@ -321,8 +356,13 @@ std::size_t TimingWheel<Key, Value, Hash, KeyEqual>::Batch(
         held.shard[1] = &next;
         prefetch(next, first[t], std::min(first[t + 1], first[t] + kBatchWindow));
       }
+      // Room in the wheel's queue for the window's moves and cancels, so
+      // that no wheel part can throw: each key's call is made entirely or
+      // not at all. If this throws, none of the window's calls is made.
       std::size_t k = w;
+      std::exception_ptr error;
       try {
+        internal::WheelAccess::ReserveQueue(state.wheel, kBatchWindow);
         for (; k < end; ++k) {
           const MapStep step = map_part(state, order[k]);
           steps[k - w] = step;
@@ -331,17 +371,11 @@ std::size_t TimingWheel<Key, Value, Hash, KeyEqual>::Batch(
           }
         }
       } catch (...) {
-        for (std::size_t j = w; j < k; ++j) {
-          if (steps[j - w].timer.valid()) {
-            wheel_part(state, order[j], steps[j - w].timer);
-          }
-        }
-        if (earliest) runtime_.Notify(*earliest);
-        throw;
+        error = std::current_exception();  // call k was not made
       }
-      for (k = w; k < end; ++k) {
-        const std::size_t i = order[k];
-        const MapStep& step = steps[k - w];
+      for (std::size_t j = w; j < k; ++j) {
+        const std::size_t i = order[j];
+        const MapStep& step = steps[j - w];
         if (step.timer.valid()) wheel_part(state, i, step.timer);
         if (!results.empty()) results[i] = step.result;
         if (!step.result) continue;
@@ -349,6 +383,11 @@ std::size_t TimingWheel<Key, Value, Hash, KeyEqual>::Batch(
         if (const std::optional<TimePoint> d = deadline(i)) {
           if (!earliest || *d < *earliest) earliest = d;
         }
+      }
+      if (error) {
+        // Every call made so far wakes the timer thread as it should.
+        if (earliest) runtime_.Notify(*earliest);
+        std::rethrow_exception(error);
       }
     }
     if (earliest) runtime_.Notify(*earliest);
@@ -377,14 +416,27 @@ std::size_t TimingWheel<Key, Value, Hash, KeyEqual>::SetTimers(
     return std::optional<TimePoint>(internal::DeadlineAt(now, delays[i]));
   };
   // A new key is scheduled in the map part (its node is new: no miss); an
-  // existing one gets its value there and its move in the wheel part.
+  // existing one gets its value there and its move in the wheel part. The
+  // values it replaces, and what a failed insert leaves, are destroyed
+  // after the locks are released.
+  std::vector<Value> replaced;
+  if constexpr (!std::is_trivially_destructible_v<Value>) {
+    replaced.reserve(keys.size());
+  }
+  typename State::Garbage garbage;
   return Batch(
       keys, {},
       [&](State& state, std::size_t i) {
-        return MapStep{true, state.SetValue(keys[i], values[i], *deadline(i))};
+        const TimerId timer =
+            state.SetValue(keys[i], values[i], *deadline(i), garbage);
+        if constexpr (!std::is_trivially_destructible_v<Value>) {
+          // The old value, swapped into values[i]: no allocation (reserved).
+          if (timer.valid()) replaced.push_back(std::move(values[i]));
+        }
+        return MapStep{true, timer};
       },
       [&](State& state, std::size_t i, TimerId timer) {
-        state.wheel.Reschedule(timer, *deadline(i));
+        state.wheel.Reschedule(timer, *deadline(i));  // cannot throw here
       },
       deadline);
 }
@@ -429,14 +481,32 @@ std::size_t TimingWheel<Key, Value, Hash, KeyEqual>::MoveTimers(
 template <typename Key, typename Value, typename Hash, typename KeyEqual>
 std::size_t TimingWheel<Key, Value, Hash, KeyEqual>::RemoveTimers(
     std::span<const Key> keys, std::span<bool> results) {
+  // The removed entries and their timers' copies of the keys are destroyed
+  // after the locks are released (no allocation under them: reserved).
+  constexpr bool kTrivial = std::is_trivially_destructible_v<Key> &&
+                            std::is_trivially_destructible_v<Value>;
+  std::vector<typename State::Entry> removed;
+  std::vector<Key> wheel_keys;
+  if constexpr (!kTrivial) {
+    removed.reserve(keys.size());
+    wheel_keys.reserve(keys.size());
+  }
   return Batch(
       keys, results,
       [&](State& state, std::size_t i) {
-        const TimerId timer = state.ExtractTimer(keys[i]);
-        return MapStep{timer.valid(), timer};
+        std::optional<typename State::Entry> entry = state.map.Extract(keys[i]);
+        if (!entry) return MapStep{false, TimerId()};
+        const TimerId timer = entry->mapped.timer;
+        if constexpr (!kTrivial) removed.push_back(std::move(*entry));
+        return MapStep{true, timer};
       },
       [&](State& state, std::size_t, TimerId timer) {
-        state.wheel.Cancel(timer);
+        if constexpr (kTrivial) {
+          state.wheel.Cancel(timer);
+        } else {
+          wheel_keys.push_back(
+              std::move(*internal::WheelAccess::Take(state.wheel, timer)));
+        }
       },
       [](std::size_t) { return std::optional<TimePoint>(); });
 }
@@ -445,13 +515,55 @@ template <typename Key, typename Value, typename Hash, typename KeyEqual>
 bool TimingWheel<Key, Value, Hash, KeyEqual>::Drain(
     const std::function<void(const Key&, const Value&)>& fn) {
   std::vector<Fired> drained;
-  for (std::size_t s = 0; s < runtime_.shard_count(); ++s) {
-    typename Runtime::Shard& shard = runtime_.shard(s);
-    internal::MutexLock lock(shard.mutex);
-    if (shard.stopped) return false;
-    shard.state.TakeAll(drained);
+  std::vector<Key> wheel_keys;
+  if (!TakeAll(drained, wheel_keys)) return false;
+  // Every pair is handed over, also if `fn` throws for some; the first
+  // exception is rethrown at the end.
+  std::exception_ptr error;
+  for (Fired& pair : drained) {
+    try {
+      fn(pair.key, pair.value);
+    } catch (...) {
+      if (!error) error = std::current_exception();
+    }
   }
-  for (Fired& pair : drained) fn(pair.key, pair.value);
+  if (error) std::rethrow_exception(error);
+  return true;
+}
+
+template <typename Key, typename Value, typename Hash, typename KeyEqual>
+bool TimingWheel<Key, Value, Hash, KeyEqual>::TakeAll(
+    std::vector<Fired>& drained,
+    std::vector<Key>& wheel_keys) TW_NO_THREAD_SAFETY_ANALYSIS {
+  // (Every shard is locked at once, in index order as batches lock them,
+  // which the analysis cannot follow: `locked` pairs each Lock with its
+  // Unlock.) All at once: a Drain that meets Stop takes nothing or
+  // everything, never some shards' timers only.
+  struct Locked {
+    Runtime& runtime;
+    std::size_t count = 0;
+    ~Locked() {
+      while (count > 0) runtime.shard(--count).mutex.Unlock();
+    }
+  } locked{runtime_};
+  std::size_t total = 0;
+  for (; locked.count < runtime_.shard_count(); ++locked.count) {
+    typename Runtime::Shard& shard = runtime_.shard(locked.count);
+    shard.mutex.Lock();
+    if (shard.stopped) {
+      shard.mutex.Unlock();
+      return false;
+    }
+    total += shard.state.map.size();
+  }
+  // The only allocations: if they fail, nothing was taken.
+  drained.reserve(total);
+  if constexpr (!std::is_trivially_destructible_v<Key>) {
+    wheel_keys.reserve(total);
+  }
+  for (std::size_t s = 0; s < runtime_.shard_count(); ++s) {
+    runtime_.shard(s).state.TakeAll(drained, wheel_keys);
+  }
   return true;
 }
 
@@ -461,7 +573,7 @@ std::size_t TimingWheel<Key, Value, Hash, KeyEqual>::size() const {
   for (std::size_t s = 0; s < runtime_.shard_count(); ++s) {
     typename Runtime::Shard& shard = runtime_.shard(s);
     internal::MutexLock lock(shard.mutex);
-    total += shard.state.map.size();
+    if (!shard.stopped) total += shard.state.map.size();
   }
   return total;
 }

@@ -10,7 +10,7 @@
 #include "api/background_call.h"
 #include "api/json_body.h"
 #include "api/list_query.h"
-#include "api/store_write.h"
+#include "api/store_calls.h"
 #include "api/timer_json.h"
 #include "api/transfer_json.h"
 #include "transfer/import_write.h"
@@ -89,6 +89,12 @@ Result<ExportQuery> ParseExportQuery(std::string_view query) {
   return out;
 }
 
+struct FlowLine {
+  std::string key;
+  FlowSettings settings;
+  std::size_t line = 0;
+};
+
 struct ExportAnswer {
   std::string body;
   std::optional<std::string> cursor;  // of the next page
@@ -129,8 +135,8 @@ asio::awaitable<HttpResponse> AdminHandlers::Backup(const HttpRequest& req) {
 asio::awaitable<HttpResponse> AdminHandlers::Export(std::string_view query) {
   Result<ExportQuery> q = ParseExportQuery(query);
   if (!q.ok()) co_return ErrorResponse(q.status());
-  auto call = BackgroundCall(
-      parts_.pool, [&exports = parts_.exports, q = *q, kind = parts_.store_kind]() -> Result<ExportAnswer> {
+  auto call = StoreRead(
+      parts_.calls, [&exports = parts_.exports, q = *q, kind = parts_.store_kind]() -> Result<ExportAnswer> {
         ExportAnswer out;
         ExportCursor cursor;
         if (q.cursor) {
@@ -148,6 +154,12 @@ asio::awaitable<HttpResponse> AdminHandlers::Export(std::string_view query) {
           return page.status();
         }
         for (const TimerRecord& r : page->records) out.body += ExportTimerLine(r);
+        if (page->rest) {
+          for (const ScheduleRow& row : page->rest->schedules) out.body += ExportScheduleLine(row);
+          for (const auto& [key, settings] : page->rest->flows) {
+            out.body += ExportFlowLine(key, settings);
+          }
+        }
         if (page->next) {
           out.cursor = EncodeExportCursor({cursor.session, page->next});
         } else {
@@ -168,6 +180,8 @@ asio::awaitable<HttpResponse> AdminHandlers::Import(const HttpRequest& req) {
   const std::int64_t now_ms = parts_.clock.WallMs();
   auto batch = std::make_shared<ImportBatch>();
   std::vector<std::size_t> lines;  // of each record, 1-based within the body
+  std::vector<std::size_t> schedule_lines;  // of each schedule
+  std::vector<FlowLine> flows;
   std::set<std::string_view> ids;
   std::string_view body = req.body();
   std::size_t line_no = 0;
@@ -187,9 +201,22 @@ asio::awaitable<HttpResponse> AdminHandlers::Import(const HttpRequest& req) {
     }
     Result<ImportLine> parsed = ParseImportLine(line, limits_, now_ms);
     if (!parsed.ok()) co_return LineError(parsed.status(), line_no);
-    if (parsed->kind != ImportLine::Kind::kTimer) continue;
-    batch->records.push_back(std::move(parsed->record));
-    lines.push_back(line_no);
+    switch (parsed->kind) {
+      case ImportLine::Kind::kTimer:
+        batch->records.push_back(std::move(parsed->record));
+        lines.push_back(line_no);
+        break;
+      case ImportLine::Kind::kSchedule:
+        batch->schedules.push_back(std::move(parsed->schedule));
+        schedule_lines.push_back(line_no);
+        break;
+      case ImportLine::Kind::kFlow:
+        flows.push_back({std::move(parsed->flow_key), parsed->flow_settings, line_no});
+        break;
+      case ImportLine::Kind::kHeader:
+      case ImportLine::Kind::kEnd:
+        break;
+    }
   }
   for (std::size_t i = 0; i < batch->records.size(); ++i) {
     if (!ids.insert(batch->records[i].id).second) {
@@ -198,13 +225,48 @@ asio::awaitable<HttpResponse> AdminHandlers::Import(const HttpRequest& req) {
                           lines[i]);
     }
   }
-  if (!batch->records.empty()) {
-    auto write = StoreWrite(parts_.store, batch->ids(), ImportMutation(batch),
+  std::set<std::string_view> schedule_ids;
+  for (std::size_t i = 0; i < batch->schedules.size(); ++i) {
+    if (!schedule_ids.insert(batch->schedules[i].id).second) {
+      co_return LineError(Bad("duplicate_id", "id",
+                              "schedule \"" + batch->schedules[i].id +
+                                  "\" appears twice in the request"),
+                          schedule_lines[i]);
+    }
+  }
+  json::array conflicts;
+  // Flow settings first, one at a time, as a PUT's are (through the flow
+  // service: this node's limits change at once, the others' within a
+  // second); those of a flow that has settings here are left as they are.
+  std::size_t flows_created = 0, flows_existing = 0;
+  for (const FlowLine& f : flows) {
+    auto adopt = StoreBlockingWrite(parts_.calls, [&service = parts_.flows, key = f.key,
+                                                   settings = f.settings] {
+      return service.Adopt(key, settings);
+    });
+    Result<std::optional<FlowSettings>> before = co_await std::move(adopt);  // its own statement (GCC 12)
+    if (!before.ok()) co_return LineError(before.status(), f.line);
+    if (!*before) {
+      ++flows_created;
+      continue;
+    }
+    FlowSettings same = **before;
+    same.updated_ms = f.settings.updated_ms;
+    if (same == f.settings) {
+      ++flows_existing;
+      continue;
+    }
+    conflicts.push_back(json::object{
+        {"line", f.line},
+        {"flow", f.key},
+        {"message", "this flow has other settings here; they were left as they are"}});
+  }
+  if (!batch->records.empty() || !batch->schedules.empty()) {
+    auto write = StoreWrite(parts_.calls, batch->ids(), ImportMutation(batch),
                             WriteOptions{.sync = true, .may_run_on_caller = true});
     Status s = co_await std::move(write);  // its own statement (GCC 12)
     if (!s.ok()) co_return ErrorResponse(s);
   }
-  json::array conflicts;
   for (std::size_t i = 0; i < batch->outcomes.size(); ++i) {
     if (batch->outcomes[i] != ImportOutcome::kConflict) continue;
     conflicts.push_back(json::object{
@@ -212,12 +274,22 @@ asio::awaitable<HttpResponse> AdminHandlers::Import(const HttpRequest& req) {
         {"id", batch->records[i].id},
         {"message", "a different timer with this id exists here; it was left as it is"}});
   }
+  for (std::size_t i = 0; i < batch->schedule_outcomes.size(); ++i) {
+    if (batch->schedule_outcomes[i] != ImportOutcome::kConflict) continue;
+    conflicts.push_back(json::object{
+        {"line", schedule_lines[i]},
+        {"schedule", batch->schedules[i].id},
+        {"message", "a different schedule with this id exists here; it was left as it is"}});
+  }
   co_return JsonResponse(
-      200, json::serialize(json::object{{"lines", lines_seen},
-                                        {"timers", batch->records.size()},
-                                        {"created", batch->count(ImportOutcome::kCreated)},
-                                        {"existing", batch->count(ImportOutcome::kExisting)},
-                                        {"conflicts", std::move(conflicts)}}));
+      200, json::serialize(json::object{
+               {"lines", lines_seen},
+               {"timers", batch->records.size()},
+               {"schedules", batch->schedules.size()},
+               {"flows", flows.size()},
+               {"created", batch->count(ImportOutcome::kCreated) + flows_created},
+               {"existing", batch->count(ImportOutcome::kExisting) + flows_existing},
+               {"conflicts", std::move(conflicts)}}));
 }
 
 asio::awaitable<HttpResponse> AdminHandlers::Delivery(bool pause) {

@@ -10,13 +10,18 @@
 //                                           api/transfer_json.h; the
 //                                           Tickwheel-Export-Cursor header
 //                                           while pages follow)
-//   POST /v1/admin/import                   JSON lines in: created,
+//   POST /v1/admin/import                   JSON lines in (timers,
+//                                           schedules, flows): created,
 //                                           existing, conflicts
 //   POST /v1/admin/delivery:pause|:resume   stop / resume firing timers
 //   POST /v1/admin/writes:pause|:resume     refuse / take clients' writes
 //
-// Backups and export pages run off the HTTP threads (api/background_call.h);
-// imports are one durable store write per request.
+// As every handler (api/api.h): export pages are store reads and imports
+// store writes through api/store_calls.h (the read pool and deadline; the
+// write limiter, one durable write per request). A backup is not: it
+// copies the whole store and may take longer than any deadline, so it runs
+// on the admin pool (api/background_call.h), off the HTTP threads, one or
+// two at a time.
 #ifndef TICKWHEEL_SERVER_API_ADMIN_HANDLERS_H_
 #define TICKWHEEL_SERVER_API_ADMIN_HANDLERS_H_
 
@@ -32,6 +37,8 @@
 #include "api/timer_request.h"
 #include "common/metrics.h"
 #include "common/server_clock.h"
+#include "flow/flow_service.h"
+#include "api/store_calls.h"
 #include "store/timer_store.h"
 #include "transfer/backup.h"
 #include "transfer/export_sessions.h"
@@ -53,11 +60,12 @@ struct AdminControls {
 
 // Everything the admin routes use; all of it must outlive the handlers.
 struct AdminParts {
-  TimerStore& store;
+  StoreCalls& calls;
   ServerClock& clock;
+  FlowService& flows;  // imports' flow settings go through it (as a PUT's)
   ExportSessions& exports;
   BackupTaker& backups;
-  boost::asio::thread_pool& pool;  // where backups and export pages run
+  boost::asio::thread_pool& pool;  // where backups and delivery:pause's wait run
   std::string store_kind;          // "embedded" | "postgres", for exports
 };
 

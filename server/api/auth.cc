@@ -75,8 +75,11 @@ Result<TokenAuth> TokenAuth::FromLines(const std::vector<std::string>& lines,
     } else if (role_name == "read") {
       role = Role::kRead;
     } else {
-      return Status::Invalid("bad_flag", where + ": the role must be admin or read, not \"" +
-                                             role_name.substr(0, 32) + "\"");
+      // Not the word itself: a line with its columns swapped starts with
+      // the token.
+      return Status::Invalid("bad_flag", where + ": the first word must be the role, admin or "
+                                             "read (is the line \"TOKEN ROLE\"? it must be "
+                                             "\"ROLE TOKEN\")");
     }
     if (token.size() < kMinTokenLength || token.size() > kMaxTokenLength) {
       return Status::Invalid("bad_flag", where + ": a token must be 16..512 characters (it is " +

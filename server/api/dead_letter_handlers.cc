@@ -6,9 +6,7 @@
 
 #include "api/json_body.h"
 #include "api/list_query.h"
-#include "api/store_write.h"
 #include "api/timer_request.h"
-#include "api/timer_handlers.h"
 #include "timer/timer_state_machine.h"
 
 namespace tickwheel::server {
@@ -62,8 +60,8 @@ Result<BulkRequest> ParseBulkRequest(const json::value& body, std::int64_t now_m
   return out;
 }
 
-DeadLetterHandlers::DeadLetterHandlers(TimerStore& store, ServerClock& clock)
-    : store_(store), clock_(clock) {}
+DeadLetterHandlers::DeadLetterHandlers(StoreCalls& calls, ServerClock& clock)
+    : calls_(calls), clock_(clock) {}
 
 asio::awaitable<HttpResponse> DeadLetterHandlers::RetryFailed(const HttpRequest& req) {
   return Run(req, Action::kRetry);
@@ -95,9 +93,11 @@ asio::awaitable<HttpResponse> DeadLetterHandlers::Run(const HttpRequest& req, Ac
   bool more = false;
   std::optional<ListCursor> cursor;
   for (;;) {
-    Result<ListPage> page = store_.List(TimerState::kFailed, cursor,
-                                        request.dry_run ? 1000 : kChunk,
-                                        TimerHandlers::kPageBytes, request.filter);
+    auto read = StoreRead(calls_, [&store = calls_.store(), cursor, request] {
+      return store.List(TimerState::kFailed, cursor, request.dry_run ? 1000 : kChunk, kPageBytes,
+                        request.filter);
+    });
+    Result<ListPage> page = co_await std::move(read);  // its own statement (GCC 12)
     if (!page.ok()) co_return ErrorResponse(page.status());
     // The failed index is in order of failure: past the bound, nothing more.
     bool past = page->next && page->next->time_ms >= request.failed_before_ms;
@@ -119,7 +119,7 @@ asio::awaitable<HttpResponse> DeadLetterHandlers::Run(const HttpRequest& req, Ac
       auto changed = std::make_shared<std::size_t>(0);
       const std::int64_t now_ms = clock_.WallMs();
       auto write = StoreWrite(
-          store_, ids,
+          calls_, ids,
           [ids, request, action, now_ms, changed](StoreTxn& txn) -> Status {
             *changed = 0;  // the store may run a mutation more than once
             for (const std::string& id : ids) {

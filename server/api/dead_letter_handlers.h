@@ -10,6 +10,7 @@
 
 #include "api/http_response.h"
 #include "common/server_clock.h"
+#include "api/store_calls.h"
 #include "store/timer_store.h"
 
 namespace tickwheel::server {
@@ -54,7 +55,10 @@ class DeadLetterHandlers {
   static constexpr std::size_t kMaxPerCall = 10'000;
   static constexpr std::size_t kDryRunCap = 100'000;
 
-  DeadLetterHandlers(TimerStore& store, ServerClock& clock);
+  // A page of the walk holds records up to about this many bytes.
+  static constexpr std::size_t kPageBytes = 1 << 20;
+
+  DeadLetterHandlers(StoreCalls& calls, ServerClock& clock);
 
   boost::asio::awaitable<HttpResponse> RetryFailed(const HttpRequest& req);
   boost::asio::awaitable<HttpResponse> DeleteFailed(const HttpRequest& req);
@@ -63,7 +67,7 @@ class DeadLetterHandlers {
   enum class Action { kRetry, kDelete };
   boost::asio::awaitable<HttpResponse> Run(const HttpRequest& req, Action action);
 
-  TimerStore& store_;
+  StoreCalls& calls_;
   ServerClock& clock_;
 };
 

@@ -65,8 +65,8 @@ Result<std::shared_ptr<asio::ssl::context>> MakeTlsServerContext(const std::stri
 }
 
 HttpServer::HttpServer(asio::io_context& ioc, const std::vector<tcp::endpoint>& at,
-                       HttpServerOptions options, HttpHandler handler)
-    : ioc_(ioc), options_(std::move(options)), handler_(std::move(handler)) {
+                       HttpServerOptions options, HttpAdmit admit)
+    : ioc_(ioc), options_(std::move(options)), admit_(std::move(admit)) {
   std::optional<boost::system::system_error> first_error;
   unsigned short port = at.empty() ? 0 : at.front().port();
   for (tcp::endpoint endpoint : at) {
@@ -108,8 +108,10 @@ void HttpServer::Start() {
   for (auto& a : acceptors_) asio::co_spawn(strand_, Accept(*a), asio::detached);
 }
 
+void HttpServer::CloseAfterEachAnswer() { state_->closing.store(true); }
+
 void HttpServer::StopAccepting() {
-  state_->stopping.store(true);
+  state_->closing.store(true);
   // On the acceptors' strand: never concurrently with a pending accept.
   asio::post(strand_, [this] {
     boost::system::error_code ec;
@@ -120,6 +122,7 @@ void HttpServer::StopAccepting() {
 asio::awaitable<void> HttpServer::Accept(tcp::acceptor& acceptor) {
   asio::steady_timer pause(strand_);
   auto last_warning = std::chrono::steady_clock::time_point();
+  auto last_client_warning = std::chrono::steady_clock::time_point();
   for (;;) {
     boost::system::error_code ec;
     tcp::socket socket = co_await acceptor.async_accept(
@@ -136,43 +139,116 @@ asio::awaitable<void> HttpServer::Accept(tcp::acceptor& acceptor) {
       co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
       continue;
     }
+    // The client: its address, an IPv4-mapped IPv6 one as IPv4.
+    asio::ip::address peer = socket.remote_endpoint(ec).address();
+    if (ec) continue;  // already gone
+    if (peer.is_v6() && peer.to_v6().is_v4_mapped()) {
+      peer = asio::ip::make_address_v4(asio::ip::v4_mapped, peer.to_v6());
+    }
+    std::string client = peer.to_string();
+    bool admitted = false;
+    std::size_t held = 0;
+    {
+      internal::MutexLock lock(state_->clients_mutex);
+      std::size_t& n = state_->clients[client];
+      held = n;
+      if (n < options_.max_connections_per_client) {
+        ++n;
+        admitted = true;
+      } else if (n == 0) {
+        state_->clients.erase(client);
+      }
+    }
+    if (!admitted) {
+      state_->refused_per_client.fetch_add(1);
+      state_->overloaded.fetch_add(1);
+      socket.close(ec);
+      if (std::chrono::steady_clock::now() - last_client_warning > std::chrono::seconds(10)) {
+        last_client_warning = std::chrono::steady_clock::now();
+        spdlog::warn("client {} holds {} connections, its limit (--max-connections-per-client); "
+                     "closing its new ones",
+                     client, held);
+      }
+      continue;
+    }
     const std::size_t open = state_->connections.load();
     if (open >= options_.max_connections + kOverflowConnections) {
       state_->overloaded.fetch_add(1);
       socket.close(ec);
+      internal::MutexLock lock(state_->clients_mutex);
+      if (--state_->clients[client] == 0) state_->clients.erase(client);
       continue;
     }
     auto executor = socket.get_executor();
-    asio::co_spawn(executor, Serve(std::move(socket), open >= options_.max_connections),
+    asio::co_spawn(executor,
+                   Serve(std::move(socket), std::move(client), open >= options_.max_connections),
                    asio::detached);
   }
 }
 
-asio::awaitable<void> HttpServer::Serve(tcp::socket socket, bool overflow) {
+namespace {
+
+// After an answer given without reading the request's body: reads (and
+// drops) what the client still sends, briefly, so that closing the socket
+// does not reset the connection under an answer the client has not read.
+template <typename Stream>
+asio::awaitable<void> Linger(Stream& stream) {
+  auto& lowest = beast::get_lowest_layer(stream);
+  lowest.expires_after(std::chrono::seconds(1));
+  char sink[4096];
+  std::size_t total = 0;
+  boost::system::error_code ec;
+  while (!ec && total < 1024 * 1024) {
+    total += co_await stream.async_read_some(asio::buffer(sink),
+                                             asio::redirect_error(asio::use_awaitable, ec));
+  }
+}
+
+}  // namespace
+
+asio::awaitable<void> HttpServer::Serve(tcp::socket socket, std::string client, bool overflow) {
   const std::shared_ptr<State> state = state_;
   state->connections.fetch_add(1);
   struct Count {
     std::shared_ptr<State> s;
-    ~Count() { s->connections.fetch_sub(1); }
-  } count{state};
+    std::string client;
+    ~Count() {
+      s->connections.fetch_sub(1);
+      internal::MutexLock lock(s->clients_mutex);
+      auto it = s->clients.find(client);
+      if (it != s->clients.end() && --it->second == 0) s->clients.erase(it);
+    }
+  } count{state, std::move(client)};
   boost::system::error_code ec;
   socket.set_option(tcp::no_delay(true), ec);
   if (!options_.tls) {
     beast::tcp_stream stream(std::move(socket));
-    co_await ServeRequests(stream, overflow);
+    const bool linger = co_await ServeRequests(stream, overflow);
     stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+    if (linger) co_await Linger(stream);
     co_return;
   }
   beast::ssl_stream<beast::tcp_stream> stream(std::move(socket), *options_.tls);
-  beast::get_lowest_layer(stream).expires_after(options_.read_timeout);
+  beast::get_lowest_layer(stream).expires_after(options_.header_timeout);
   co_await stream.async_handshake(asio::ssl::stream_base::server,
                                   asio::redirect_error(asio::use_awaitable, ec));
-  if (!ec) co_await ServeRequests(stream, overflow);
+  if (!ec) {
+    const bool linger = co_await ServeRequests(stream, overflow);
+    if (linger) co_await Linger(stream);
+  }
   beast::get_lowest_layer(stream).socket().shutdown(tcp::socket::shutdown_send, ec);
 }
 
+Status HttpServer::ParseError(const boost::system::error_code& ec) const {
+  if (ec == http::error::body_limit) {
+    return Status::TooLarge("body_too_large", "the request body is over the server's limit of " +
+                                                  std::to_string(options_.body_limit) + " bytes");
+  }
+  return Status::Invalid("bad_request", "cannot parse the HTTP request: " + ec.message());
+}
+
 template <typename Stream>
-asio::awaitable<void> HttpServer::ServeRequests(Stream& stream, bool overflow) {
+asio::awaitable<bool> HttpServer::ServeRequests(Stream& stream, bool overflow) {
   const std::shared_ptr<State> state = state_;
   boost::system::error_code ec;
   auto& lowest = beast::get_lowest_layer(stream);
@@ -181,66 +257,98 @@ asio::awaitable<void> HttpServer::ServeRequests(Stream& stream, bool overflow) {
     http::request_parser<http::string_body> parser;
     parser.body_limit(options_.body_limit);
     parser.header_limit(static_cast<std::uint32_t>(options_.header_limit));
-    // Idle keep-alive connections wait up to idle_timeout for a request.
-    lowest.expires_after(buffer.size() ? options_.read_timeout : options_.idle_timeout);
+    if (buffer.size() == 0) {
+      // An idle keep-alive connection waits up to idle_timeout for the
+      // first byte of its next request; the headers then have
+      // header_timeout, however slowly they come.
+      lowest.expires_after(options_.idle_timeout);
+      const std::size_t n = co_await stream.async_read_some(
+          buffer.prepare(4096), asio::redirect_error(asio::use_awaitable, ec));
+      if (ec) co_return false;
+      buffer.commit(n);
+    }
+    lowest.expires_after(options_.header_timeout);
     co_await http::async_read_header(stream, buffer, parser,
                                      asio::redirect_error(asio::use_awaitable, ec));
+    if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
+        ec == asio::ssl::error::stream_truncated || ec == asio::error::eof) {
+      co_return false;
+    }
     HttpResponse res;
     bool close = false;
-    Reservation reserved;
-    if (!ec) {
-      const bool health = parser.get().target() == options_.health_path;
-      // What the body will hold: its declared length, or the limit.
-      const std::size_t body = parser.content_length()
-                                   ? static_cast<std::size_t>(*parser.content_length())
-                                   : (parser.chunked() ? options_.body_limit : 0);
-      const std::size_t need = std::min(body, options_.body_limit) * kMemoryPerBodyByte;
-      if (overflow && !health) {
-        res = Overloaded("the server has " + std::to_string(options_.max_connections) +
-                         " connections open, its limit; try again");
-        close = true;
-      } else if (need > 0 &&
-                 state->memory.fetch_add(need) + need > options_.max_request_memory) {
-        state->memory.fetch_sub(need);
-        res = Overloaded("the server holds as many request bodies as it may; try again");
-        close = true;
-      } else {
-        reserved.memory = &state->memory;
-        reserved.bytes = need;
-        lowest.expires_after(options_.read_timeout);
-        co_await http::async_read(stream, buffer, parser,
-                                  asio::redirect_error(asio::use_awaitable, ec));
-      }
-      if (close) state->overloaded.fetch_add(1);
-    }
-    if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
-        ec == asio::ssl::error::stream_truncated) {
-      break;
-    }
+    bool unread_body = false;
     if (ec) {
-      Status error = ec == http::error::body_limit
-                         ? Status::TooLarge("body_too_large",
-                                            "the request body is over the server's limit of " +
-                                                std::to_string(options_.body_limit) + " bytes")
-                         : Status::Invalid("bad_request",
-                                           "cannot parse the HTTP request: " + ec.message());
-      res = ErrorResponse(error);
+      // (A Content-Length over body_limit is found with the headers.)
+      res = ErrorResponse(ParseError(ec));
       close = true;
-    } else if (!close) {
-      {
-        HttpRequest req = parser.release();
-        res = co_await handler_(req);
-        res.version(req.version());
-        close = !req.keep_alive() || overflow;
+      unread_body = ec == http::error::body_limit;
+    } else {
+      const HttpRequest& head = parser.get();
+      const bool health = head.target() == options_.health_path;
+      const bool has_body = parser.chunked() || (parser.content_length() && *parser.content_length() > 0);
+      Admission admission;
+      if (overflow && !health) {
+        state->overloaded.fetch_add(1);
+        admission.answer = Overloaded("the server has " + std::to_string(options_.max_connections) +
+                                      " connections open, its limit; try again");
+      } else {
+        admission = admit_(head);
       }
-      // The body is gone: its memory is free before the answer is sent.
-      reserved.Release();
+      if (admission.answer) {
+        res = std::move(*admission.answer);
+        res.version(head.version());
+        close = has_body || overflow || !head.keep_alive();
+        unread_body = has_body;
+      } else {
+        // What the body will hold: its declared length, or the limit.
+        const std::size_t body = parser.content_length()
+                                     ? static_cast<std::size_t>(*parser.content_length())
+                                     : (parser.chunked() ? options_.body_limit : 0);
+        const std::size_t need = std::min(body, options_.body_limit) * kMemoryPerBodyByte;
+        Reservation reserved;
+        if (need > 0 && state->memory.fetch_add(need) + need > options_.max_request_memory) {
+          state->memory.fetch_sub(need);
+          state->overloaded.fetch_add(1);
+          res = Overloaded("the server holds as many request bodies as it may; try again");
+          close = true;
+          unread_body = true;
+        } else {
+          reserved.memory = &state->memory;
+          reserved.bytes = need;
+          if (has_body && beast::iequals(head[http::field::expect], "100-continue")) {
+            http::response<http::empty_body> go_on{http::status::continue_, head.version()};
+            lowest.expires_after(options_.read_timeout);
+            co_await http::async_write(stream, go_on, asio::redirect_error(asio::use_awaitable, ec));
+            if (ec) co_return false;
+          }
+          lowest.expires_after(options_.read_timeout);
+          co_await http::async_read(stream, buffer, parser,
+                                    asio::redirect_error(asio::use_awaitable, ec));
+          if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
+              ec == asio::ssl::error::stream_truncated || ec == asio::error::eof) {
+            co_return false;
+          }
+          if (ec) {
+            res = ErrorResponse(ParseError(ec));
+            close = true;
+            unread_body = ec == http::error::body_limit;
+          } else {
+            HttpRequest req = parser.release();
+            res = co_await admission.handle(req);
+            res.version(req.version());
+            close = !req.keep_alive() || overflow;
+          }
+        }
+        // The body is gone: its memory is free before the answer is sent.
+        reserved.Release();
+      }
     }
-    res.keep_alive(!close && !state->stopping.load());
+    res.keep_alive(!close && !state->closing.load());
     res.prepare_payload();
     lowest.expires_after(options_.read_timeout);
     co_await http::async_write(stream, res, asio::redirect_error(asio::use_awaitable, ec));
-    if (ec || !res.keep_alive()) break;
+    if (ec) co_return false;
+    if (!res.keep_alive()) co_return unread_body;
   }
 }
 

@@ -7,7 +7,7 @@
 
 namespace tickwheel::server {
 
-std::optional<std::string> PercentDecode(std::string_view text) {
+std::optional<std::string> PercentDecode(std::string_view text, bool plus_is_space) {
   auto hex = [](char c) -> int {
     if (c >= '0' && c <= '9') return c - '0';
     if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -17,7 +17,7 @@ std::optional<std::string> PercentDecode(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '+') {
+    if (text[i] == '+' && plus_is_space) {
       out += ' ';
     } else if (text[i] != '%') {
       out += text[i];
@@ -73,11 +73,8 @@ Result<std::string> NormalizeHost(std::string_view host, std::string_view field)
   return out;
 }
 
-namespace {
-
-// Calls `on(key, value)` for each decoded parameter; stops at its first error.
-template <typename On>
-Status ForEachParameter(std::string_view query, On on) {
+Status ForEachParameter(std::string_view query,
+                        const std::function<Status(const std::string&, const std::string&)>& on) {
   while (!query.empty()) {
     const std::size_t amp = query.find('&');
     const std::string_view pair = query.substr(0, amp);
@@ -100,8 +97,6 @@ Result<bool> ParseBool(const std::string& key, const std::string& value) {
   if (value == "false" || value == "0") return false;
   return Status::Invalid("invalid_value", key + " must be true or false", key);
 }
-
-}  // namespace
 
 Result<bool> ParseGetQuery(std::string_view query) {
   bool show = false;

@@ -6,6 +6,7 @@
 #define TICKWHEEL_SERVER_API_LIST_QUERY_H_
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -41,8 +42,16 @@ Result<bool> ParseGetQuery(std::string_view query);
 // "<time_ms>:<id>", as EncodeCursor (api/timer_json.h) writes it.
 Result<ListCursor> DecodeCursor(std::string_view text);
 
-// %XX and '+' decoded; nullopt for a malformed escape.
-std::optional<std::string> PercentDecode(std::string_view text);
+// %XX decoded, and '+' as a space when `plus_is_space` (a query string's
+// form encoding; in a path '+' is itself); nullopt for a malformed escape.
+std::optional<std::string> PercentDecode(std::string_view text, bool plus_is_space = true);
+
+// Calls `on(key, value)` for each decoded parameter of a query string;
+// stops at its first error.
+Status ForEachParameter(std::string_view query,
+                        const std::function<Status(const std::string&, const std::string&)>& on);
+// A query parameter's true|1 or false|0; kInvalidArgument naming `key`.
+Result<bool> ParseBool(const std::string& key, const std::string& value);
 
 }  // namespace tickwheel::server
 

@@ -4,6 +4,7 @@
 #ifndef TICKWHEEL_SERVER_API_STATS_HANDLERS_H_
 #define TICKWHEEL_SERVER_API_STATS_HANDLERS_H_
 
+#include <boost/asio/awaitable.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -13,6 +14,7 @@
 #include "common/metrics.h"
 #include "common/metrics_series.h"
 #include "common/server_clock.h"
+#include "api/store_calls.h"
 #include "store/timer_store.h"
 
 namespace tickwheel::server {
@@ -20,6 +22,7 @@ namespace tickwheel::server {
 // What the server tells the stats about itself.
 struct StatsSources {
   std::string node_id;         // cluster mode: this node; "" for the embedded store
+  std::string instance;        // cluster mode: this process (lease owners are node_id#instance)
   std::int64_t started_ms = 0;  // wall clock at start
   // Timers loaded in memory (the scheduler's window); none if unset.
   std::function<std::size_t()> in_window;
@@ -37,10 +40,13 @@ struct StatsSources {
 // ms), "attempts"}]}, the last hour, oldest first.
 //
 // GET /v1/cluster: {"mode": "node"} for the embedded store; in cluster mode
-// {"mode": "cluster", "node", "now_ms" (the database's clock), "shards",
-// "fenced_writes" (this node's), "nodes": [{"node_id", "started_ms",
-// "expires_ms", "alive", "shards", "self"}], "leases": [{"shard", "owner"
-// (null if none ever held it), "epoch", "expires_ms", "live" (held now)}]}.
+// {"mode": "cluster", "node", "instance", "now_ms" (the database's clock),
+// "shards", "fenced_writes" (this node's), "nodes": [{"node_id",
+// "instance" (the process running as it), "started_ms", "expires_ms",
+// "alive", "shards", "self", "clock_offset_ms" (its wall clock minus the
+// database's, null before its first heartbeat)}], "leases": [{"shard",
+// "owner" (a node id; null if none ever held it), "owner_instance",
+// "epoch", "expires_ms", "live" (held now)}]}.
 //
 // Thread safety: any number of calls at once.
 class StatsHandlers {
@@ -48,14 +54,15 @@ class StatsHandlers {
   static constexpr std::size_t kDueCap = 100'000;
 
   // Everything must outlive this.
-  StatsHandlers(const TimerStore& store, ServerClock& clock, const Metrics& metrics,
+  StatsHandlers(StoreCalls& calls, ServerClock& clock, const Metrics& metrics,
                 const MetricsSeries& series, StatsSources sources);
 
-  HttpResponse Stats() const;
+  boost::asio::awaitable<HttpResponse> Stats() const;
   HttpResponse Series() const;
-  HttpResponse Cluster() const;
+  boost::asio::awaitable<HttpResponse> Cluster() const;
 
  private:
+  StoreCalls& calls_;
   const TimerStore& store_;
   ServerClock& clock_;
   const Metrics& metrics_;

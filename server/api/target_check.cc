@@ -15,40 +15,65 @@ namespace asio = boost::asio;
 
 namespace {
 
-// Looks `host` up and checks its addresses; resumes the awaiting coroutine
-// on its own executor with the verdict, after `patience` at most. A plain
-// function, not a coroutine (GCC 12, see api/store_write.h).
-auto LookUpAndCheck(const TargetCheck& check, std::string host, std::string port) {
-  return asio::async_initiate<decltype(asio::use_awaitable), void(Status)>(
-      [&check, host = std::move(host), port = std::move(port)](auto handler) mutable {
+struct Lookup {
+  std::string host, port;
+};
+
+// Looks every host of `lookups` up at once (the resolver's check lane) and
+// checks its addresses; resumes the awaiting coroutine on its own executor
+// with a verdict per host, after `patience` at most: a host whose lookup
+// has not answered by then (or failed) is Ok (the attempt checks it). A
+// plain function, not a coroutine (GCC 12, see api/store_calls.h).
+auto LookUpAndCheck(const TargetCheck& check, std::vector<Lookup> lookups) {
+  return asio::async_initiate<decltype(asio::use_awaitable), void(std::vector<Status>)>(
+      [&check, lookups = std::move(lookups)](auto handler) mutable {
         using Handler = decltype(handler);
         struct State {
           explicit State(asio::any_io_executor ex) : executor(ex), timer(ex) {}
           asio::any_io_executor executor;
           asio::steady_timer timer;
-          std::optional<Handler> handler;  // taken by whichever comes first
+          std::optional<Handler> handler;  // taken when all answered, or at the deadline
+          std::vector<Status> verdicts;
+          std::vector<char> answered;
+          std::size_t remaining = 0;
         };
         auto state = std::make_shared<State>(asio::get_associated_executor(handler));
         state->handler.emplace(std::move(handler));
-        // Both completions run on the coroutine's executor (a strand), one
-        // after the other.
-        auto finish = [state](Status s) {
+        state->verdicts.assign(lookups.size(), Status::Ok());
+        state->answered.assign(lookups.size(), 0);
+        state->remaining = lookups.size();
+        DnsResolver* resolver = check.resolver;
+        // Everything below runs on the coroutine's executor (a strand).
+        auto finish = [state, resolver] {
           if (!state->handler) return;
+          for (char a : state->answered) {
+            if (!a) resolver->RecordTimeout();
+          }
           Handler h = std::move(*state->handler);
           state->handler.reset();
           state->timer.cancel();
-          std::move(h)(std::move(s));
+          std::move(h)(std::move(state->verdicts));
         };
         state->timer.expires_after(check.patience);
         state->timer.async_wait([finish](const boost::system::error_code& ec) mutable {
-          if (!ec) finish(Status::Ok());  // no answer in time: the attempt checks
+          if (!ec) finish();  // not all answered in time: the attempts check those
         });
         const TargetPolicy* policy = check.policy;
-        check.resolver->Resolve(
-            host, port, [state, finish, policy, host](const Result<DnsResolver::Endpoints>& r) {
-              Status verdict = r.ok() ? policy->Check(host, *r) : Status::Ok();
-              asio::post(state->executor, [finish, verdict]() mutable { finish(verdict); });
-            });
+        for (std::size_t i = 0; i < lookups.size(); ++i) {
+          const std::string host = lookups[i].host;
+          resolver->Resolve(
+              host, lookups[i].port,
+              [state, finish, policy, host, i](const Result<DnsResolver::Endpoints>& r) {
+                Status verdict = r.ok() ? policy->Check(host, *r) : Status::Ok();
+                asio::post(state->executor, [state, finish, verdict, i]() mutable {
+                  if (!state->handler) return;
+                  state->verdicts[i] = std::move(verdict);
+                  state->answered[i] = 1;
+                  if (--state->remaining == 0) finish();
+                });
+              },
+              DnsResolver::Lane::kCheck);
+        }
       },
       asio::use_awaitable);
 }
@@ -69,33 +94,51 @@ asio::awaitable<Status> CheckTargets(const TargetCheck& check,
     if (!url.ok()) continue;  // parsed before; cannot happen
     hosts.emplace(std::make_pair(url->host, url->port), i);
   }
+  // The first denied spec (by index) is the one the answer names.
+  std::size_t denied_index = specs.size();
+  Status denied;
+  auto deny = [&](std::size_t index, Status verdict) {
+    if (!verdict.ok() && index < denied_index) {
+      denied_index = index;
+      denied = std::move(verdict);
+    }
+  };
+  std::vector<Lookup> lookups;
+  std::vector<std::size_t> lookup_index;
   for (const auto& [host_port, index] : hosts) {
     const std::string& host = host_port.first;
     Status verdict = check.policy->CheckName(host);
-    if (verdict.ok()) {
-      std::optional<Result<DnsResolver::Endpoints>> known;
-      boost::system::error_code ec;
-      const asio::ip::address literal = asio::ip::make_address(host, ec);
-      if (!ec) {
-        known = DnsResolver::Endpoints{asio::ip::tcp::endpoint(literal, 0)};
-      } else if (check.resolver) {
-        known = check.resolver->Cached(host, host_port.second);
-      }
-      if (known) {
-        if (known->ok()) verdict = check.policy->Check(host, **known);
-      } else if (check.resolver) {
-        auto lookup = LookUpAndCheck(check, host, host_port.second);
-        verdict = co_await std::move(lookup);  // its own statement (GCC 12)
-      }
-    }
     if (!verdict.ok()) {
-      const std::string field =
-          (batch ? "timers[" + std::to_string(index) + "]." : std::string()) + "target.url";
-      co_return Status::Invalid("target_denied",
-                                field + ": " + verdict.message() +
-                                    " (the SSRF guard: --target-allow, --target-deny)",
-                                field);
+      deny(index, std::move(verdict));
+      continue;
     }
+    std::optional<Result<DnsResolver::Endpoints>> known;
+    boost::system::error_code ec;
+    const asio::ip::address literal = asio::ip::make_address(host, ec);
+    if (!ec) {
+      known = DnsResolver::Endpoints{asio::ip::tcp::endpoint(literal, 0)};
+    } else if (check.resolver) {
+      known = check.resolver->Cached(host, host_port.second);
+    }
+    if (known) {
+      if (known->ok()) deny(index, check.policy->Check(host, **known));
+    } else if (check.resolver) {
+      lookups.push_back({host, host_port.second});
+      lookup_index.push_back(index);
+    }
+  }
+  if (!lookups.empty()) {
+    auto lookup = LookUpAndCheck(check, std::move(lookups));
+    std::vector<Status> verdicts = co_await std::move(lookup);  // its own statement (GCC 12)
+    for (std::size_t i = 0; i < verdicts.size(); ++i) deny(lookup_index[i], std::move(verdicts[i]));
+  }
+  if (denied_index < specs.size()) {
+    const std::string field =
+        (batch ? "timers[" + std::to_string(denied_index) + "]." : std::string()) + "target.url";
+    co_return Status::Invalid("target_denied",
+                              field + ": " + denied.message() +
+                                  " (the SSRF guard: --target-allow, --target-deny)",
+                              field);
   }
   co_return Status::Ok();
 }

@@ -22,8 +22,9 @@ namespace tickwheel::server {
 struct TargetCheck {
   const TargetPolicy* policy = nullptr;  // null: no check
   DnsResolver* resolver = nullptr;       // null: names are not looked up
-  // How long a create waits for a lookup; a name that does not resolve in
-  // time (or at all) is accepted: the attempt checks it again.
+  // How long a create waits for its lookups (all at once, in the
+  // resolver's check lane); a name that does not resolve in time (or at
+  // all) is accepted: the attempt checks it again.
   std::chrono::milliseconds patience{std::chrono::seconds(2)};
 };
 

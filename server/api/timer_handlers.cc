@@ -6,8 +6,9 @@
 #include "api/id_generator.h"
 #include "api/json_body.h"
 #include "api/list_query.h"
-#include "api/store_write.h"
 #include "api/timer_json.h"
+#include "schedule/schedule_service.h"
+#include "timer/occurrence_id.h"
 #include "timer/timer_state_machine.h"
 
 namespace tickwheel::server {
@@ -38,12 +39,14 @@ struct Change {
 };
 
 // Runs `edit` on timer `id` in one durable store write (kNotFound if there
-// is none). A plain function, not a coroutine (see StoreWrite).
-auto WriteChange(TimerStore& store, const std::string& id, std::shared_ptr<Change> out,
-                 Edit edit) {
+// is none). An occurrence of a schedule that this cancels leaves its
+// schedule's plan in the same write (its schedule is named too). A plain
+// function, not a coroutine (see StoreWrite).
+auto WriteChange(StoreCalls& calls, const std::string& id, std::int64_t now_ms,
+                 std::shared_ptr<Change> out, Edit edit) {
   return StoreWrite(
-      store, {id},
-      [out, id, edit = std::move(edit)](StoreTxn& txn) -> Status {
+      calls, WithScheduleKeys({id}),
+      [out, id, now_ms, edit = std::move(edit)](StoreTxn& txn) -> Status {
         Result<std::optional<TimerRecord>> r = txn.Get(id);
         if (!r.ok()) return r.status();
         if (!*r) return Status::NotFound("no timer with id \"" + id + "\"", "id");
@@ -51,9 +54,14 @@ auto WriteChange(TimerStore& store, const std::string& id, std::shared_ptr<Chang
         if (!next.ok()) return next.status();
         if (!*next) {
           out->record = std::move(**r);
+          out->changed = false;
           return Status::Ok();
         }
         txn.Put(*r, **next);
+        if ((*next)->state == TimerState::kCancelled) {
+          OccurrencePlanning schedule(txn, now_ms);
+          if (Status s = schedule.Finished(**next, (*r)->attempts > 0); !s.ok()) return s;
+        }
         out->record = std::move(**next);
         out->changed = true;
         return Status::Ok();
@@ -68,9 +76,9 @@ HttpResponse ChangeResponse(const Status& s, const Change& out) {
 
 }  // namespace
 
-TimerHandlers::TimerHandlers(TimerStore& store, ServerClock& clock, Metrics& metrics,
+TimerHandlers::TimerHandlers(StoreCalls& calls, ServerClock& clock, Metrics& metrics,
                              ApiLimits limits, TargetCheck targets)
-    : store_(store), clock_(clock), metrics_(metrics), limits_(limits), targets_(targets) {}
+    : calls_(calls), store_(calls.store()), clock_(clock), metrics_(metrics), limits_(limits), targets_(targets) {}
 
 asio::awaitable<HttpResponse> TimerHandlers::Create(const HttpRequest& req) {
   const std::int64_t now_ms = clock_.WallMs();
@@ -89,7 +97,7 @@ asio::awaitable<HttpResponse> TimerHandlers::Create(const HttpRequest& req) {
   out->record = NewTimer(*spec, spec->id ? *spec->id : GenerateIds(1)[0], now_ms);
   auto asked = std::make_shared<TimerSpec>(std::move(*spec));
   auto write = StoreWrite(
-      store_, {out->record.id},
+      calls_, {out->record.id},
       [out, asked](StoreTxn& txn) -> Status {
         Result<std::optional<TimerRecord>> existing = txn.Get(out->record.id);
         if (!existing.ok()) return existing.status();
@@ -146,7 +154,7 @@ asio::awaitable<HttpResponse> TimerHandlers::CreateBatch(const HttpRequest& req)
     ids.push_back(out->records.back().id);
   }
   auto write = StoreWrite(
-      store_, std::move(ids),
+      calls_, std::move(ids),
       [out](StoreTxn& txn) -> Status {
         // A mutation may run more than once (the store's retries and its
         // insert-only path): every output is set afresh.
@@ -178,14 +186,15 @@ asio::awaitable<HttpResponse> TimerHandlers::CreateBatch(const HttpRequest& req)
   co_return JsonResponse(out->new_ones > 0 ? 201 : 200, BatchJson(out->records, out->created));
 }
 
-HttpResponse TimerHandlers::Get(const std::string& id, std::string_view query,
-                                bool may_see_headers) {
+asio::awaitable<HttpResponse> TimerHandlers::Get(const std::string& id, std::string_view query,
+                                                 bool may_see_secrets) {
   Result<bool> show = ParseGetQuery(query);
-  if (!show.ok()) return ErrorResponse(show.status());
-  Result<std::optional<TimerRecord>> r = store_.Get(id);
-  if (!r.ok()) return ErrorResponse(r.status());
-  if (!*r) return ErrorResponse(Status::NotFound("no timer with id \"" + id + "\"", "id"));
-  return JsonResponse(200, TimerJson(**r, *show && may_see_headers));
+  if (!show.ok()) co_return ErrorResponse(show.status());
+  auto read = StoreRead(calls_, [&store = store_, id] { return store.Get(id); });
+  Result<std::optional<TimerRecord>> r = co_await std::move(read);  // its own statement (GCC 12)
+  if (!r.ok()) co_return ErrorResponse(r.status());
+  if (!*r) co_return ErrorResponse(Status::NotFound("no timer with id \"" + id + "\"", "id"));
+  co_return JsonResponse(200, TimerJson(**r, *show && may_see_secrets));
 }
 
 asio::awaitable<HttpResponse> TimerHandlers::Reschedule(const HttpRequest& req,
@@ -195,8 +204,15 @@ asio::awaitable<HttpResponse> TimerHandlers::Reschedule(const HttpRequest& req,
   if (!body.ok()) co_return ErrorResponse(body.status());
   Result<std::int64_t> at = ParseReschedule(*body, limits_, now_ms);
   if (!at.ok()) co_return ErrorResponse(at.status());
+  if (ParseOccurrenceId(id)) {
+    co_return ErrorResponse(Status::Conflict(
+        "occurrence",
+        "\"" + id + "\" is an occurrence of a schedule, due when its schedule says: PATCH the "
+        "schedule, or cancel this occurrence (DELETE)",
+        "id"));
+  }
   auto out = std::make_shared<Change>();
-  auto write = WriteChange(store_, id, out,
+  auto write = WriteChange(calls_, id, now_ms, out,
                            [fire_at = *at, now_ms](const TimerRecord& r)
                                -> Result<std::optional<TimerRecord>> {
                              Result<TimerRecord> next = tickwheel::server::Reschedule(r, fire_at, now_ms);
@@ -211,7 +227,7 @@ asio::awaitable<HttpResponse> TimerHandlers::Reschedule(const HttpRequest& req,
 asio::awaitable<HttpResponse> TimerHandlers::Cancel(const std::string& id) {
   const std::int64_t now_ms = clock_.WallMs();
   auto out = std::make_shared<Change>();
-  auto write = WriteChange(store_, id, out, [now_ms](const TimerRecord& r) {
+  auto write = WriteChange(calls_, id, now_ms, out, [now_ms](const TimerRecord& r) {
     return tickwheel::server::Cancel(r, now_ms);
   });
   Status s = co_await std::move(write);  // its own statement (GCC 12)
@@ -222,7 +238,7 @@ asio::awaitable<HttpResponse> TimerHandlers::Cancel(const std::string& id) {
 asio::awaitable<HttpResponse> TimerHandlers::Retry(const std::string& id) {
   const std::int64_t now_ms = clock_.WallMs();
   auto out = std::make_shared<Change>();
-  auto write = WriteChange(store_, id, out,
+  auto write = WriteChange(calls_, id, now_ms, out,
                            [now_ms](const TimerRecord& r) -> Result<std::optional<TimerRecord>> {
                              Result<TimerRecord> next = tickwheel::server::Retry(r, now_ms);
                              if (!next.ok()) return next.status();
@@ -232,12 +248,15 @@ asio::awaitable<HttpResponse> TimerHandlers::Retry(const std::string& id) {
   co_return ChangeResponse(s, *out);
 }
 
-HttpResponse TimerHandlers::List(std::string_view query, bool may_see_headers) {
+asio::awaitable<HttpResponse> TimerHandlers::List(std::string_view query, bool may_see_secrets) {
   Result<ListQuery> q = ParseListQuery(query);
-  if (!q.ok()) return ErrorResponse(q.status());
-  Result<ListPage> page = store_.List(q->state, q->after, q->limit, kPageBytes, q->filter);
-  if (!page.ok()) return ErrorResponse(page.status());
-  return JsonResponse(200, PageJson(*page, q->show_headers && may_see_headers));
+  if (!q.ok()) co_return ErrorResponse(q.status());
+  auto read = StoreRead(calls_, [&store = store_, q = *q] {
+    return store.List(q.state, q.after, q.limit, kPageBytes, q.filter);
+  });
+  Result<ListPage> page = co_await std::move(read);  // its own statement (GCC 12)
+  if (!page.ok()) co_return ErrorResponse(page.status());
+  co_return JsonResponse(200, PageJson(*page, q->show_headers && may_see_secrets));
 }
 
 }  // namespace tickwheel::server

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The handlers of /v1/timers: each parses its request, runs its transition
 // (timer/timer_state_machine.h) in one store write, and answers after the
-// write is durable.
+// write is durable. They reach the store through api/store_calls.h only.
 #ifndef TICKWHEEL_SERVER_API_TIMER_HANDLERS_H_
 #define TICKWHEEL_SERVER_API_TIMER_HANDLERS_H_
 
@@ -14,6 +14,7 @@
 #include "api/timer_request.h"
 #include "common/metrics.h"
 #include "common/server_clock.h"
+#include "api/store_calls.h"
 #include "store/timer_store.h"
 
 namespace tickwheel::server {
@@ -23,24 +24,26 @@ namespace tickwheel::server {
 class TimerHandlers {
  public:
   // `targets`: the SSRF guard at create (none by default).
-  TimerHandlers(TimerStore& store, ServerClock& clock, Metrics& metrics, ApiLimits limits,
+  TimerHandlers(StoreCalls& calls, ServerClock& clock, Metrics& metrics, ApiLimits limits,
                 TargetCheck targets = {});
 
   boost::asio::awaitable<HttpResponse> Create(const HttpRequest& req);
   boost::asio::awaitable<HttpResponse> CreateBatch(const HttpRequest& req);
-  // `query`: ?show_headers=true shows target header values, if
-  // `may_see_headers` (an admin token); "***" otherwise.
-  HttpResponse Get(const std::string& id, std::string_view query = {},
-                   bool may_see_headers = false);
+  // `query`: ?show_headers=true shows target header values and the
+  // target URL's query, if `may_see_secrets` (an admin token); "***"
+  // otherwise.
+  boost::asio::awaitable<HttpResponse> Get(const std::string& id, std::string_view query = {},
+                                           bool may_see_secrets = false);
   boost::asio::awaitable<HttpResponse> Reschedule(const HttpRequest& req, const std::string& id);
   boost::asio::awaitable<HttpResponse> Cancel(const std::string& id);
   boost::asio::awaitable<HttpResponse> Retry(const std::string& id);
-  HttpResponse List(std::string_view query, bool may_see_headers = false);
+  boost::asio::awaitable<HttpResponse> List(std::string_view query, bool may_see_secrets = false);
 
   // A page of a listing holds records up to about this many bytes.
   static constexpr std::size_t kPageBytes = 4 << 20;
 
  private:
+  StoreCalls& calls_;
   TimerStore& store_;
   ServerClock& clock_;
   Metrics& metrics_;

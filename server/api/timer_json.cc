@@ -21,6 +21,46 @@ std::string Quoted(std::string_view text) {
 
 }  // namespace
 
+std::string ShownTarget(std::string_view url, bool show_secrets) {
+  if (show_secrets) return std::string(url);
+  // The query (and a fragment) may hold a key: as header values are.
+  const std::size_t q = url.find_first_of("?#");
+  if (q == std::string_view::npos) return std::string(url);
+  return std::string(url.substr(0, q + 1)) + "***";
+}
+
+void AppendDeliveryJson(std::string& out, const std::string& target,
+                        const std::vector<std::pair<std::string, std::string>>& headers,
+                        const std::string& flow, const std::string& payload,
+                        std::uint32_t max_attempts, std::uint32_t backoff_ms,
+                        bool show_header_values) {
+  out += ",\"retry\":{\"max_attempts\":";
+  out += std::to_string(max_attempts);
+  out += ",\"backoff_ms\":";
+  out += std::to_string(backoff_ms);
+  if (IsNatsTarget(target)) {
+    out += "},\"target\":{\"nats\":";
+    out += Quoted(NatsSubject(target));
+  } else {
+    out += "},\"target\":{\"url\":";
+    out += Quoted(ShownTarget(target, show_header_values));
+    if (!headers.empty()) {
+      out += ",\"headers\":{";
+      for (std::size_t i = 0; i < headers.size(); ++i) {
+        if (i) out += ',';
+        out += Quoted(headers[i].first);
+        out += ':';
+        out += show_header_values ? Quoted(headers[i].second) : "\"***\"";
+      }
+      out += '}';
+    }
+  }
+  out += "},\"flow\":";
+  out += Quoted(flow);
+  out += ",\"payload\":";
+  out += payload.empty() ? "null" : payload;
+}
+
 std::string TimerJson(const TimerRecord& r, bool show_header_values) {
   // Built by hand: the payload is stored serialized and goes out as is.
   std::string out;
@@ -37,29 +77,8 @@ std::string TimerJson(const TimerRecord& r, bool show_header_values) {
   }
   out += ",\"attempts\":";
   out += std::to_string(r.attempts);
-  out += ",\"retry\":{\"max_attempts\":";
-  out += std::to_string(r.max_attempts);
-  out += ",\"backoff_ms\":";
-  out += std::to_string(r.backoff_ms);
-  if (IsNatsTarget(r.target)) {
-    out += "},\"target\":{\"nats\":";
-    out += Quoted(NatsSubject(r.target));
-  } else {
-    out += "},\"target\":{\"url\":";
-    out += Quoted(r.target);
-    if (!r.headers.empty()) {
-      out += ",\"headers\":{";
-      for (std::size_t i = 0; i < r.headers.size(); ++i) {
-        if (i) out += ',';
-        out += Quoted(r.headers[i].first);
-        out += ':';
-        out += show_header_values ? Quoted(r.headers[i].second) : "\"***\"";
-      }
-      out += '}';
-    }
-  }
-  out += "},\"payload\":";
-  out += r.payload.empty() ? "null" : r.payload;
+  AppendDeliveryJson(out, r.target, r.headers, r.flow, r.payload, r.max_attempts, r.backoff_ms,
+                     show_header_values);
   out += ",\"created_ms\":";
   out += std::to_string(r.created_ms);
   out += ",\"updated_ms\":";
@@ -77,6 +96,7 @@ std::string TimerJson(const TimerRecord& r, bool show_header_values) {
              ",\"duration_ms\":" + std::to_string(a.duration_ms);
       if (a.status != 0) out += ",\"status\":" + std::to_string(a.status);
       if (!a.error.empty()) out += ",\"error\":" + Quoted(a.error);
+      if (a.throttled_ms != 0) out += ",\"throttled_ms\":" + std::to_string(a.throttled_ms);
       out += '}';
     }
     out += ']';
@@ -121,6 +141,10 @@ std::string ErrorJson(const Status& s) {
 }
 
 int HttpStatusOf(const Status& s) {
+  // Codes whose HTTP status is not their kind's.
+  if (s.reason() == "unsupported_media_type") return 415;
+  if (s.reason() == "misdirected_request") return 421;
+  if (s.reason() == "method_not_allowed") return 405;
   switch (s.code()) {
     case StatusCode::kOk: return 200;
     case StatusCode::kInvalidArgument: return 400;

@@ -3,7 +3,9 @@
 #ifndef TICKWHEEL_SERVER_API_TIMER_JSON_H_
 #define TICKWHEEL_SERVER_API_TIMER_JSON_H_
 
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -12,9 +14,22 @@
 
 namespace tickwheel::server {
 
-// A timer as GET answers it. Target header values are shown as "***"
-// unless `show_header_values`.
+// What a timer (or a schedule's occurrences) delivers: appends
+// ,"retry":{...},"target":{...},"flow":...,"payload":... to `out`. Target
+// header values, and the query of a target URL (ShownTarget), are shown as
+// "***" unless `show_header_values` (an admin token asked with
+// ?show_headers=true): they may hold a receiver's key.
+void AppendDeliveryJson(std::string& out, const std::string& target,
+                        const std::vector<std::pair<std::string, std::string>>& headers,
+                        const std::string& flow, const std::string& payload,
+                        std::uint32_t max_attempts, std::uint32_t backoff_ms,
+                        bool show_header_values);
+
+// A timer as GET answers it, its delivery as AppendDeliveryJson shows it.
 std::string TimerJson(const TimerRecord& record, bool show_header_values = false);
+// `url` with its query (and fragment) as "***" unless `show_secrets`:
+// "https://h/p?***".
+std::string ShownTarget(std::string_view url, bool show_secrets);
 
 // The answer of a batch create: {"timers": [{"id", "state", "fire_at_ms",
 // "created"}]}.

@@ -10,7 +10,9 @@
 
 #include "api/json_body.h"
 #include "common/sha256.h"
+#include "timer/flow_key.h"
 #include "timer/http_url.h"
+#include "timer/occurrence_id.h"
 #include "timer/target.h"
 
 namespace tickwheel::server {
@@ -27,6 +29,8 @@ std::string Name(std::string_view prefix, std::string_view key) {
   return std::string(prefix) + std::string(key);
 }
 
+}  // namespace
+
 const char* KindName(const json::value& v) {
   switch (v.kind()) {
     case json::kind::null: return "null";
@@ -41,6 +45,8 @@ const char* KindName(const json::value& v) {
   return "?";
 }
 
+namespace {
+
 // A number that parsed as infinity (1e400): it cannot be written back as JSON.
 bool HasNonFinite(const json::value& v) {
   if (v.is_double()) return !std::isfinite(v.as_double());
@@ -54,7 +60,7 @@ bool HasNonFinite(const json::value& v) {
   return false;
 }
 
-using Known = std::initializer_list<std::string_view>;
+using Known = KnownFields;
 
 // Levenshtein distance where swapping two neighbours costs 1 (optimal
 // string alignment): "dealy_ms" is 1 from "delay_ms".
@@ -97,6 +103,8 @@ namespace {
 
 std::string Suggest(std::string_view key, Known known) { return SuggestField(key, known); }
 
+}  // namespace
+
 Status CheckFields(const json::object& obj, Known known, std::string_view prefix) {
   for (const auto& kv : obj) {
     const std::string_view key = kv.key();
@@ -123,6 +131,8 @@ Result<std::optional<std::int64_t>> Integer(const json::object& obj, std::string
   return Bad("invalid_type", Name(prefix, key),
              Name(prefix, key) + " must be an integer, not " + KindName(*v));
 }
+
+namespace {
 
 // "3650 days", "36 hours", "90 minutes", "1500 ms": the largest unit that
 // divides the horizon, so the figure reads as the flag was given.
@@ -335,7 +345,46 @@ Status ParseRetry(const json::value* v, std::string_view prefix, TimerSpec& spec
   return Status::Ok();
 }
 
+Status ParsePayload(const json::value* p, std::string_view prefix, const ApiLimits& limits,
+                    TimerSpec& spec) {
+  if (p == nullptr) return Status::Ok();
+  if (HasNonFinite(*p)) {
+    return Bad("invalid_value", Name(prefix, "payload"),
+               Name(prefix, "payload") + " has a number beyond what JSON numbers can carry "
+               "(larger than about 1.8e308)");
+  }
+  spec.payload = json::serialize(*p);
+  if (spec.payload.size() > limits.payload_limit) {
+    return Status::TooLarge("payload_too_large",
+                            Name(prefix, "payload") + " is " +
+                                std::to_string(spec.payload.size()) +
+                                " bytes; the limit is " + std::to_string(limits.payload_limit),
+                            Name(prefix, "payload"));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
+
+Status ParseDelivery(const json::object& obj, const ApiLimits& limits, std::string_view prefix,
+                     TimerSpec& spec, bool target_required) {
+  const bool has_target = target_required || obj.contains("target");
+  if (has_target) {
+    if (Status s = ParseTarget(obj.if_contains("target"), prefix, limits, spec); !s.ok()) return s;
+  }
+  if (const json::value* flow = obj.if_contains("flow")) {
+    if (!flow->is_string()) {
+      return Bad("invalid_type", Name(prefix, "flow"),
+                 Name(prefix, "flow") + " must be a string (a flow key), not " + KindName(*flow));
+    }
+    if (Status s = CheckFlowKey(flow->as_string(), Name(prefix, "flow")); !s.ok()) return s;
+    spec.flow = std::string(flow->as_string());
+  } else if (has_target) {
+    spec.flow = DefaultFlowKey(spec.target);
+  }
+  if (Status s = ParseRetry(obj.if_contains("retry"), prefix, spec); !s.ok()) return s;
+  return ParsePayload(obj.if_contains("payload"), prefix, limits, spec);
+}
 
 Status ValidateId(std::string_view id, std::string_view field) {
   if (id.empty() || id.size() > kMaxIdLength) {
@@ -349,10 +398,20 @@ Status ValidateId(std::string_view id, std::string_view field) {
     if (!ok) {
       return Bad("invalid_id", std::string(field),
                  std::string(field) +
-                     " may only contain letters, digits and . _ ~ - (found a forbidden character)");
+                     (c == '@' ? " may not contain '@': it is kept for the occurrences of "
+                                 "schedules (\"<schedule>@<time>\")"
+                               : " may only contain letters, digits and . _ ~ - (found a "
+                                 "forbidden character)"));
     }
   }
   return Status::Ok();
+}
+
+Status ValidateTimerPathId(std::string_view id) {
+  if (std::optional<OccurrenceName> occurrence = ParseOccurrenceId(id)) {
+    return ValidateId(occurrence->schedule_id, "id");
+  }
+  return ValidateId(id, "id");
 }
 
 Result<TimerSpec> ParseTimerSpec(const json::value& body, const ApiLimits& limits,
@@ -362,7 +421,8 @@ Result<TimerSpec> ParseTimerSpec(const json::value& body, const ApiLimits& limit
                "a timer must be a JSON object, not " + std::string(KindName(body)));
   }
   const json::object& obj = body.as_object();
-  if (Status s = CheckFields(obj, {"id", "delay_ms", "fire_at_ms", "payload", "target", "retry"},
+  if (Status s = CheckFields(obj,
+                             {"id", "delay_ms", "fire_at_ms", "payload", "target", "retry", "flow"},
                              prefix);
       !s.ok()) {
     return s;
@@ -381,23 +441,7 @@ Result<TimerSpec> ParseTimerSpec(const json::value& body, const ApiLimits& limit
   Result<std::int64_t> fire = FireTime(obj, limits, now_ms, prefix);
   if (!fire.ok()) return fire.status();
   spec.fire_at_ms = *fire;
-  if (Status s = ParseTarget(obj.if_contains("target"), prefix, limits, spec); !s.ok()) return s;
-  if (Status s = ParseRetry(obj.if_contains("retry"), prefix, spec); !s.ok()) return s;
-  if (const json::value* p = obj.if_contains("payload")) {
-    if (HasNonFinite(*p)) {
-      return Bad("invalid_value", Name(prefix, "payload"),
-                 Name(prefix, "payload") + " has a number beyond what JSON numbers can carry "
-                 "(larger than about 1.8e308)");
-    }
-    spec.payload = json::serialize(*p);
-    if (spec.payload.size() > limits.payload_limit) {
-      return Status::TooLarge("payload_too_large",
-                              Name(prefix, "payload") + " is " +
-                                  std::to_string(spec.payload.size()) +
-                                  " bytes; the limit is " + std::to_string(limits.payload_limit),
-                              Name(prefix, "payload"));
-    }
-  }
+  if (Status s = ParseDelivery(obj, limits, prefix, spec); !s.ok()) return s;
   spec.digest = Sha256(CanonicalJson(body));
   return spec;
 }
@@ -452,7 +496,7 @@ bool SameCreate(const TimerRecord& existing, const TimerSpec& spec) {
   if (existing.digest_kind == DigestKind::kSha256) return existing.digest == spec.digest;
   // Stored before digests were stable: what can still be compared.
   if (existing.target != spec.target || existing.max_attempts != spec.max_attempts ||
-      existing.backoff_ms != spec.backoff_ms) {
+      existing.backoff_ms != spec.backoff_ms || existing.flow != spec.flow) {
     return false;
   }
   Result<json::value> stored = ParseJsonBody(existing.payload);

@@ -6,6 +6,7 @@
 #include <boost/json/value.hpp>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,10 +33,29 @@ inline constexpr std::size_t kMaxTargetHeaderBytes = 8 * 1024;  // names and val
 
 // Ids: 1..128 characters of [A-Za-z0-9._~-]. `field` names it in errors.
 Status ValidateId(std::string_view id, std::string_view field);
+// A timer's id in a path: a client's id, or a schedule's occurrence
+// ("<schedule id>@<time>": timer/occurrence_id.h).
+Status ValidateTimerPathId(std::string_view id);
 
 // " (did you mean \"delay_ms\"?)" when `key` is within a small edit
 // distance of one of `known` (a typo such as "dealy_ms"); "" otherwise.
 std::string SuggestField(std::string_view key, std::initializer_list<std::string_view> known);
+
+// What a timer (or each occurrence of a schedule) delivers: "target" (with
+// its headers; required unless !target_required), "retry" and "payload" of
+// `obj`, into `spec`; `prefix` prefixes field names in errors.
+Status ParseDelivery(const boost::json::object& obj, const ApiLimits& limits,
+                     std::string_view prefix, TimerSpec& spec, bool target_required = true);
+
+// Field helpers for request bodies. KindName: "an integer", "a string"...
+// CheckFields: kInvalidArgument "unknown_field" (with a suggestion) for a
+// key of `obj` not in `known`. Integer: an integer field (nullopt if
+// absent); refuses fractions and non-numbers.
+using KnownFields = std::initializer_list<std::string_view>;
+const char* KindName(const boost::json::value& v);
+Status CheckFields(const boost::json::object& obj, KnownFields known, std::string_view prefix);
+Result<std::optional<std::int64_t>> Integer(const boost::json::object& obj, std::string_view key,
+                                            std::string_view prefix);
 
 // One timer of POST /v1/timers or of a batch; `prefix` prefixes field names
 // in errors ("" or "timers[3]."). `now_ms` is the wall clock at receipt. The

@@ -5,7 +5,11 @@
 #include <cstdio>
 
 #include "api/json_body.h"
+#include "api/schedule_json.h"
 #include "api/timer_json.h"
+#include "common/base64.h"
+#include "schedule/schedule_record.h"
+#include "timer/flow_key.h"
 #include "timer/timer_state_machine.h"
 
 namespace tickwheel::server {
@@ -96,6 +100,10 @@ Result<std::vector<AttemptLog>> ParseAttemptLog(const std::optional<json::value>
     Result<std::int64_t> status = IntegerIn(Take(e, "status"), field + ".status", 0, 999, 0);
     if (!status.ok()) return status.status();
     log.status = static_cast<std::int32_t>(*status);
+    Result<std::int64_t> throttled =
+        IntegerIn(Take(e, "throttled_ms"), field + ".throttled_ms", 0, INT64_MAX, 0);
+    if (!throttled.ok()) return throttled.status();
+    log.throttled_ms = *throttled;
     if (std::optional<json::value> error = Take(e, "error")) {
       if (!error->is_string()) return Bad("invalid_type", field + ".error", field + ".error must be a string");
       log.error = std::string(error->as_string());
@@ -104,7 +112,7 @@ Result<std::vector<AttemptLog>> ParseAttemptLog(const std::optional<json::value>
       const std::string key(e.begin()->key());
       return Bad("unknown_field", field + "." + key,
                  "unknown field \"" + field + "." + key +
-                     "\"; an attempt has started_ms, duration_ms, status, error");
+                     "\"; an attempt has started_ms, duration_ms, status, error, throttled_ms");
     }
     out.push_back(std::move(log));
   }
@@ -128,7 +136,73 @@ Result<ImportLine> ParseHeader(json::object& obj) {
   return out;
 }
 
+Result<ImportLine> ParseSchedule(json::object& obj) {
+  ImportLine out;
+  out.kind = ImportLine::Kind::kSchedule;
+  const std::optional<json::value> id = Take(obj, "id");
+  const std::optional<json::value> record = Take(obj, "record");
+  (void)Take(obj, "schedule");  // for reading; the record is what is imported
+  if (!id || !id->is_string()) {
+    return Bad(id ? "invalid_type" : "missing_field", "id", "a schedule line needs its id (a string)");
+  }
+  if (Status s = ValidateId(id->as_string(), "id"); !s.ok()) return s;
+  std::optional<std::string> bytes;
+  if (record && record->is_string()) bytes = Base64Decode(record->as_string());
+  if (!bytes) {
+    return Bad(record ? "invalid_value" : "missing_field", "record",
+               "a schedule line needs its record: the stored schedule, in base64, as exported");
+  }
+  if (!obj.empty()) {
+    const std::string key(obj.begin()->key());
+    return Bad("unknown_field", key,
+               "unknown field \"" + key + "\"; a schedule line has id, record, schedule");
+  }
+  Result<ScheduleRecord> decoded = DecodeSchedule(ScheduleRow{std::string(id->as_string()), 0, *bytes});
+  if (!decoded.ok()) return Bad("invalid_value", "record", decoded.status().message());
+  out.schedule = EncodeSchedule(*decoded);  // its state from the record
+  return out;
+}
+
+Result<ImportLine> ParseFlow(json::object& obj) {
+  ImportLine out;
+  out.kind = ImportLine::Kind::kFlow;
+  const std::optional<json::value> key = Take(obj, "key");
+  std::optional<json::value> settings = Take(obj, "settings");
+  if (!key || !key->is_string()) {
+    return Bad(key ? "invalid_type" : "missing_field", "key", "a flow line needs its key (a string)");
+  }
+  if (Status s = CheckFlowKey(key->as_string(), "key"); !s.ok()) return s;
+  if (!settings || !settings->is_object()) {
+    return Bad(settings ? "invalid_type" : "missing_field", "settings",
+               "a flow line needs its settings (an object)");
+  }
+  if (!obj.empty()) {
+    const std::string k(obj.begin()->key());
+    return Bad("unknown_field", k, "unknown field \"" + k + "\"; a flow line has key, settings");
+  }
+  Result<FlowSettings> parsed =
+      DecodeFlowSettings(key->as_string(), json::serialize(*settings));
+  if (!parsed.ok()) return Bad("invalid_value", "settings", parsed.status().message());
+  out.flow_key = std::string(key->as_string());
+  out.flow_settings = *parsed;
+  return out;
+}
+
 }  // namespace
+
+std::string ExportScheduleLine(const ScheduleRow& row) {
+  Result<ScheduleRecord> r = DecodeSchedule(row);
+  const std::string view = r.ok() ? ScheduleJson(*r, /*show_header_values=*/true) : "null";
+  return "{\"kind\":\"schedule\",\"id\":" + json::serialize(json::string(row.id)) +
+         ",\"record\":\"" + Base64Encode(row.record) + "\",\"schedule\":" + view + "}\n";
+}
+
+std::string ExportFlowLine(const std::string& key, const std::string& stored_settings) {
+  // The stored form is the API's JSON with updated_ms (flow/flow_settings.h).
+  return "{\"kind\":\"flow\",\"key\":" + json::serialize(json::string(key)) +
+         ",\"settings\":" + (stored_settings.empty() ? std::string("{}") : stored_settings) +
+         "}\n";
+}
 
 std::string ExportHeaderLine(const ExportHeader& h) {
   json::array states;
@@ -197,13 +271,30 @@ Result<ImportLine> ParseImportLine(std::string_view line, const ApiLimits& limit
     kind = std::string(k->as_string());
   }
   if (kind == "export") return ParseHeader(obj);
-  if (kind == "end") return ImportLine{ImportLine::Kind::kEnd, {}, -1};
+  if (kind == "end") {
+    ImportLine end;
+    end.kind = ImportLine::Kind::kEnd;
+    return end;
+  }
+  if (kind == "schedule") return ParseSchedule(obj);
+  if (kind == "flow") return ParseFlow(obj);
   if (kind != "timer") {
     return Bad("unsupported_kind", "kind",
                "lines of kind \"" + kind +
-                   "\" cannot be imported by this server, which knows export, timer and end; "
-                   "import the file into a tickwheel that has them");
+                   "\" cannot be imported by this server, which knows export, timer, schedule, "
+                   "flow and end; import the file into a tickwheel that has them");
   }
+  // The id may be an occurrence's ("<schedule>@<time>", made by its
+  // schedule), which a create may not name: checked as a path's id.
+  // Other ids stay in the body: its digest is a create's with that id.
+  const json::value* given_id = obj.if_contains("id");
+  if (given_id == nullptr || !given_id->is_string()) {
+    return Bad(given_id ? "invalid_type" : "missing_field", "id",
+               "an imported timer needs its id (a string)");
+  }
+  const std::string id(given_id->as_string());
+  if (Status s = ValidateTimerPathId(id); !s.ok()) return s;
+  if (id.find('@') != std::string::npos) obj.erase("id");
   // The state fields come out; what is left is the create body.
   const std::optional<json::value> state = Take(obj, "state");
   const std::optional<json::value> next = Take(obj, "next_attempt_ms");
@@ -219,12 +310,12 @@ Result<ImportLine> ParseImportLine(std::string_view line, const ApiLimits& limit
   const std::int64_t as_of = fire_at && fire_at->is_int64() ? fire_at->as_int64() : now_ms;
   Result<TimerSpec> spec = ParseTimerSpec(obj, limits, as_of);
   if (!spec.ok()) return spec.status();
-  if (!spec->id) return Bad("missing_field", "id", "an imported timer needs its id");
+  spec->id = id;
   ImportLine out;
   Result<std::int64_t> created_ms = IntegerIn(created, "created_ms", 0, INT64_MAX, now_ms);
   if (!created_ms.ok()) return created_ms.status();
   TimerRecord& r = out.record;
-  r = NewTimer(*spec, *spec->id, *created_ms);
+  r = NewTimer(*spec, id, *created_ms);
   if (!state || !state->is_string()) {
     return Bad(state ? "invalid_type" : "missing_field", "state",
                "an imported timer needs its state (pending, delivering, delivered, failed, "

@@ -10,9 +10,19 @@
 // A timer line is the create body (id, fire_at_ms, target, payload, retry)
 // plus its state: state, next_attempt_ms, attempts, created_ms, updated_ms,
 // last_error, attempt_log, and the digest of the create request that made it
-// (so a repeated create still answers 200 after an import). Other kinds
-// (schedules, flows) get lines of their own kind; a server refuses a kind it
-// does not know rather than drop it.
+// (so a repeated create still answers 200 after an import). After the
+// timers, an export of every state has a line per schedule and per flow
+// with settings:
+//
+//   {"kind":"schedule","id":ID,"record":"<base64>","schedule":{<as GET
+//    /v1/schedules/{id} answers it, header values shown>}}
+//   {"kind":"flow","key":KEY,"settings":{<as GET /v1/flows/{key} shows
+//    them>,"updated_ms":n}}
+//
+// A schedule is imported from its "record" (the stored form, versioned:
+// the planner's position comes along exactly); "schedule" is there to be
+// read and diffed, and is not read back. A server refuses a kind it does
+// not know rather than drop it.
 #ifndef TICKWHEEL_SERVER_API_TRANSFER_JSON_H_
 #define TICKWHEEL_SERVER_API_TRANSFER_JSON_H_
 
@@ -22,6 +32,7 @@
 
 #include "api/timer_request.h"
 #include "common/status.h"
+#include "flow/flow_settings.h"
 #include "store/timer_store.h"
 #include "timer/timer_record.h"
 
@@ -40,13 +51,18 @@ struct ExportHeader {
 // The lines, each ending in '\n'.
 std::string ExportHeaderLine(const ExportHeader& header);
 std::string ExportTimerLine(const TimerRecord& record);
+std::string ExportScheduleLine(const ScheduleRow& row);
+std::string ExportFlowLine(const std::string& key, const std::string& stored_settings);
 std::string ExportEndLine();
 
 // One line of an import.
 struct ImportLine {
-  enum class Kind { kHeader, kTimer, kEnd };
+  enum class Kind { kHeader, kTimer, kSchedule, kFlow, kEnd };
   Kind kind = Kind::kTimer;
   TimerRecord record;             // kTimer
+  ScheduleRow schedule;           // kSchedule: as the stores keep it
+  std::string flow_key;           // kFlow
+  FlowSettings flow_settings;     // kFlow
   std::int64_t timers = -1;       // kHeader: the timers the export holds (-1: not said)
 };
 

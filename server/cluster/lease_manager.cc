@@ -4,6 +4,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
 
 #include "store/pg_connection.h"
 
@@ -18,8 +21,114 @@ constexpr char kLeaseChannel[] = "tickwheel_leases";
 
 }  // namespace
 
+std::string LeaseOwner(const std::string& node_id, const std::string& instance) {
+  return node_id + "#" + instance;
+}
+
+std::string NewInstanceId() {
+  std::random_device random;
+  const std::uint64_t n = (static_cast<std::uint64_t>(random()) << 32) ^ random();
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(n));
+  return hex;
+}
+
 LeaseManager::LeaseManager(LeaseOptions options, LeaseCallbacks callbacks)
-    : options_(std::move(options)), callbacks_(std::move(callbacks)) {}
+    : options_(std::move(options)),
+      callbacks_(std::move(callbacks)),
+      owner_(LeaseOwner(options_.node_id, options_.instance)) {}
+
+std::int64_t LeaseManager::WallMs() const {
+  if (options_.wall_ms) return options_.wall_ms();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::optional<std::int64_t> LeaseManager::clock_offset_ms() const {
+  if (!offset_known_.load()) return std::nullopt;
+  return clock_offset_ms_.load();
+}
+
+Status LeaseManager::ClaimNodeId() {
+  Result<std::unique_ptr<PgConnection>> c = PgConnection::Connect(options_.postgres);
+  if (!c.ok()) return c.status();
+  PgConnection& conn = **c;
+  // A predecessor that crashed stops renewing: its heartbeat lapses within
+  // a lease. One still renewed after that is another live process.
+  const auto give_up = std::chrono::steady_clock::now() + options_.lease + std::chrono::seconds(1);
+  bool waiting = false;
+  for (;;) {
+    Result<PgResult> r = conn.Exec(
+        "INSERT INTO tickwheel_nodes (node_id, instance, expires_at) "
+        "VALUES ($1, $2, now() + $3::bigint * interval '1 millisecond') "
+        "ON CONFLICT (node_id) DO UPDATE SET instance = excluded.instance, "
+        "expires_at = excluded.expires_at, started_at = now(), clock_offset_ms = NULL "
+        "WHERE tickwheel_nodes.expires_at < now() OR tickwheel_nodes.instance = excluded.instance "
+        "RETURNING 1",
+        {options_.node_id, options_.instance, Ms(options_.lease)});
+    if (!r.ok()) return r.status();
+    if (r->rows() == 1) return Status::Ok();
+    Result<PgResult> holder = conn.Exec(
+        "SELECT instance, to_char(started_at, 'YYYY-MM-DD HH24:MI:SS TZ') FROM tickwheel_nodes "
+        "WHERE node_id = $1",
+        {options_.node_id});
+    const std::string who =
+        holder.ok() && holder->rows() == 1
+            ? "instance " + std::string(holder->Text(0, 0)) + ", started " + std::string(holder->Text(0, 1))
+            : "another instance";
+    if (std::chrono::steady_clock::now() >= give_up) {
+      return Status::Invalid(
+          "node_id_in_use",
+          "another live process runs as node id \"" + options_.node_id + "\" (" + who +
+              "; its heartbeat is renewed): give each node its own --node-id (the default is "
+              "the host name and the --listen port)");
+    }
+    if (!waiting) {
+      waiting = true;
+      spdlog::warn("node id \"{}\" is held by {}; waiting up to {} ms for its heartbeat to lapse "
+                   "(a crashed predecessor's does)",
+                   options_.node_id, who, options_.lease.count() + 1000);
+    }
+    std::this_thread::sleep_for(std::min<std::chrono::milliseconds>(options_.lease / 4,
+                                                                    std::chrono::milliseconds(500)));
+  }
+}
+
+void LeaseManager::CheckClock(std::int64_t offset_ms, std::int64_t uncertainty_ms) {
+  clock_offset_ms_.store(offset_ms);
+  offset_known_.store(true);
+  const std::int64_t max = options_.max_clock_offset.count();
+  if (max <= 0) return;
+  // What the offset is at least, whatever the measurement's error.
+  const std::int64_t certain = std::max<std::int64_t>(0, std::abs(offset_ms) - uncertainty_ms);
+  const char* side = offset_ms > 0 ? "ahead of" : "behind";
+  if (certain > max) {
+    if (clock_ok_.exchange(false)) {
+      spdlog::error("clock: this node's wall clock is {} ms {} the database's (more than "
+                    "--max-clock-offset {} ms): it would fire timers early or late, so it gives "
+                    "up its shards and takes none until its clock is fixed (NTP)",
+                    std::abs(offset_ms), side, max);
+    }
+    return;
+  }
+  if (!clock_ok_.exchange(true)) {
+    spdlog::info("clock: this node's wall clock is within {} ms of the database's again; it "
+                 "takes shards again",
+                 std::abs(offset_ms));
+  }
+  if (certain > max / 10) {
+    if (!clock_warned_) {
+      spdlog::warn("clock: this node's wall clock is {} ms {} the database's; timers it fires "
+                   "may be that early or late (past --max-clock-offset {} ms it gives up its "
+                   "shards)",
+                   std::abs(offset_ms), side, max);
+    }
+    clock_warned_ = true;
+  } else {
+    clock_warned_ = false;
+  }
+}
 
 LeaseManager::~LeaseManager() { Stop(false); }
 
@@ -82,14 +191,46 @@ void LeaseManager::ExpireLocally() {
 
 bool LeaseManager::Renew(PgConnection& c) {
   const auto started = std::chrono::steady_clock::now();
-  if (Status s = c.Exec("INSERT INTO tickwheel_nodes (node_id, expires_at) "
-                        "VALUES ($1, now() + $2::bigint * interval '1 millisecond') "
-                        "ON CONFLICT (node_id) DO UPDATE SET expires_at = excluded.expires_at",
-                        {options_.node_id, Ms(options_.lease)})
-                     .status();
-      !s.ok()) {
-    last_error_ = "heartbeat: " + s.message();
+  // The heartbeat, only as this process (instance), and the database's
+  // clock to compare this node's with.
+  const std::int64_t before_ms = WallMs();
+  const std::optional<std::int64_t> offset = clock_offset_ms();
+  Result<PgResult> beat = c.Exec(
+      "INSERT INTO tickwheel_nodes (node_id, instance, expires_at, clock_offset_ms, accepting) "
+      "VALUES ($1, $2, now() + $3::bigint * interval '1 millisecond', $4, $5) "
+      "ON CONFLICT (node_id) DO UPDATE SET instance = excluded.instance, "
+      "expires_at = excluded.expires_at, clock_offset_ms = excluded.clock_offset_ms, "
+      "accepting = excluded.accepting "
+      "WHERE tickwheel_nodes.instance = excluded.instance OR tickwheel_nodes.expires_at < now() "
+      "RETURNING (extract(epoch from clock_timestamp()) * 1000)::bigint",
+      {options_.node_id, options_.instance, Ms(options_.lease),
+       offset ? std::optional<std::string>(std::to_string(*offset)) : std::nullopt,
+       clock_ok_.load() && identity_ok_.load() ? "true" : "false"});
+  const std::int64_t after_ms = WallMs();
+  if (!beat.ok()) {
+    last_error_ = "heartbeat: " + beat.status().message();
     return false;
+  }
+  if (beat->rows() == 0) {
+    // Another process took this node id (ours lapsed meanwhile).
+    if (identity_ok_.exchange(false)) {
+      spdlog::error("node id \"{}\" is now held by another process: this one gives up its "
+                    "shards and takes none while that one runs (give each node its own "
+                    "--node-id)",
+                    options_.node_id);
+    }
+  } else {
+    const bool accepting = clock_ok_.load() && identity_ok_.load();
+    if (!identity_ok_.exchange(true)) {
+      spdlog::info("node id \"{}\" is this process's again", options_.node_id);
+    }
+    CheckClock((before_ms + after_ms) / 2 - beat->Int(0, 0), (after_ms - before_ms + 1) / 2);
+    if (accepting != clock_ok_.load()) {
+      // Tell the others now (not at the next heartbeat) whether this node
+      // counts in their fair share.
+      (void)c.Exec("UPDATE tickwheel_nodes SET accepting = $3 WHERE node_id = $1 AND instance = $2",
+                   {options_.node_id, options_.instance, clock_ok_.load() ? "true" : "false"});
+    }
   }
   std::map<int, std::int64_t> mine;
   {
@@ -105,7 +246,7 @@ bool LeaseManager::Renew(PgConnection& c) {
         "WHERE shard IN (SELECT shard FROM tickwheel_shard_leases WHERE owner = $1 "
         "AND shard = ANY($2::int[]) AND expires_at > now() ORDER BY shard FOR UPDATE) "
         "RETURNING shard, epoch",
-        {options_.node_id, PgBigintArray(AsInt64(shards)), Ms(options_.lease)});
+        {owner_, PgBigintArray(AsInt64(shards)), Ms(options_.lease)});
     if (!r.ok()) {
       last_error_ = "renewal: " + r.status().message();
       return false;
@@ -171,7 +312,7 @@ void LeaseManager::Release(PgConnection& c, const std::vector<int>& shards) {
       "WHERE shard IN (SELECT l.shard FROM tickwheel_shard_leases l "
       "JOIN unnest($2::int[], $3::bigint[]) AS m(shard, epoch) "
       "ON l.shard = m.shard AND l.epoch = m.epoch WHERE l.owner = $1 ORDER BY l.shard FOR UPDATE OF l)",
-      {options_.node_id, PgBigintArray(AsInt64(shards)), PgBigintArray(epochs)});
+      {owner_, PgBigintArray(AsInt64(shards)), PgBigintArray(epochs)});
   {
     internal::MutexLock lock(mutex_);
     for (int s : shards) {
@@ -180,12 +321,14 @@ void LeaseManager::Release(PgConnection& c, const std::vector<int>& shards) {
     }
   }
   released_.fetch_add(shards.size());
-  (void)c.Exec(std::string("SELECT pg_notify('") + kLeaseChannel + "', $1)", {options_.node_id});
+  (void)c.Exec(std::string("SELECT pg_notify('") + kLeaseChannel + "', $1)", {owner_});
   spdlog::info("handed {} shards over", shards.size());
 }
 
 bool LeaseManager::Rebalance(PgConnection& c) {
-  Result<PgResult> live = c.Exec("SELECT count(*) FROM tickwheel_nodes WHERE expires_at > now()");
+  // The live nodes that take shards: one whose clock is off does not.
+  Result<PgResult> live =
+      c.Exec("SELECT count(*) FROM tickwheel_nodes WHERE expires_at > now() AND accepting");
   if (!live.ok()) {
     last_error_ = "counting nodes: " + live.status().message();
     return false;
@@ -201,6 +344,11 @@ bool LeaseManager::Rebalance(PgConnection& c) {
     }
     acquiring = acquiring_;
   }
+  if (!clock_ok_.load() || !identity_ok_.load()) {
+    // Its clock is off, or another process is this node: it owns nothing.
+    BeginRelease(keeping);
+    return true;
+  }
   if (keeping.size() > fair) {  // nodes joined: give the extras back
     BeginRelease(std::vector<int>(keeping.end() - static_cast<std::ptrdiff_t>(keeping.size() - fair),
                                   keeping.end()));
@@ -210,12 +358,13 @@ bool LeaseManager::Rebalance(PgConnection& c) {
   const std::vector<int>& owned_now = keeping;
   const auto started = std::chrono::steady_clock::now();
   Result<PgResult> taken = c.Exec(
-      "UPDATE tickwheel_shard_leases SET owner = $1, epoch = epoch + 1, "
+      "UPDATE tickwheel_shard_leases SET owner = $1, "
+      "epoch = greatest(epoch + 1, (extract(epoch from clock_timestamp()) * 1000000)::bigint), "
       "expires_at = now() + $3::bigint * interval '1 millisecond' "
       "WHERE shard IN (SELECT shard FROM tickwheel_shard_leases "
       "WHERE owner IS NULL OR expires_at < now() ORDER BY random() LIMIT $2 "
       "FOR UPDATE SKIP LOCKED) RETURNING shard, epoch",
-      {options_.node_id, std::to_string(fair - owned_now.size()), Ms(options_.lease)});
+      {owner_, std::to_string(fair - owned_now.size()), Ms(options_.lease)});
   if (!taken.ok()) {
     last_error_ = "taking shards: " + taken.status().message();
     return false;
@@ -311,8 +460,11 @@ void LeaseManager::Stop(bool hand_over) {
   // The node has drained: every shard goes at once.
   BeginRelease(owned());
   ReleaseReady(*conn_, /*all=*/true);
-  (void)conn_->Exec("DELETE FROM tickwheel_nodes WHERE node_id = $1", {options_.node_id});
-  (void)conn_->Exec(std::string("SELECT pg_notify('") + kLeaseChannel + "', $1)", {options_.node_id});
+  // Only this process's heartbeat: another one running as this node id
+  // keeps its own.
+  (void)conn_->Exec("DELETE FROM tickwheel_nodes WHERE node_id = $1 AND instance = $2",
+                    {options_.node_id, options_.instance});
+  (void)conn_->Exec(std::string("SELECT pg_notify('") + kLeaseChannel + "', $1)", {owner_});
 }
 
 }  // namespace tickwheel::server

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/status.h"
 #include "store/shard_fence.h"
 #include "tickwheel/internal/mutex.h"
 
@@ -26,7 +27,11 @@ class PgConnection;
 
 struct LeaseOptions {
   std::string postgres;  // conninfo
-  std::string node_id;
+  std::string node_id;   // the node's name (--node-id)
+  // This process: random, new at every start. The leases' owner is
+  // "node_id#instance" (Owner()), so two processes never mistake each
+  // other's leases, announcements or heartbeat for their own.
+  std::string instance;
   std::chrono::milliseconds lease{std::chrono::seconds(10)};
   // Leases are renewed every lease / 3; free and expired ones are looked for
   // every `scan` (or at once when another node hands shards over).
@@ -34,7 +39,20 @@ struct LeaseOptions {
   // A shard being given back is released once its attempts in flight are
   // done, or after this long (their outcomes are then fenced).
   std::chrono::milliseconds release_wait{std::chrono::seconds(12)};
+  // The clock: this node's wall clock is compared with the database's at
+  // every heartbeat. Past max_clock_offset (certainly: the measurement's
+  // uncertainty, half the round trip, taken off) the node owns no shard
+  // (it would fire early, or late); past a tenth of it, it warns. 0: not
+  // checked.
+  std::chrono::milliseconds max_clock_offset{std::chrono::seconds(1)};
+  // Unix ms of this node's wall clock; the system's when empty (tests).
+  std::function<std::int64_t()> wall_ms;
 };
+
+// "node_id#instance": who owns a lease, who announced a change.
+std::string LeaseOwner(const std::string& node_id, const std::string& instance);
+// A new random instance id (16 hex digits).
+std::string NewInstanceId();
 
 // What the node does as its shards come and go. All run on the lease
 // thread and must be quick.
@@ -50,8 +68,13 @@ struct LeaseCallbacks {
 
 // Each node heartbeats a row in tickwheel_nodes; the fair share is the shard
 // count over the live nodes, rounded up. A lease is (owner, epoch, expires
-// at, by the database's clock); acquiring one increments its epoch, so
-// writes fenced by the old epoch fail (store/shard_fence.h). Locally a lease
+// at, by the database's clock); acquiring one raises its epoch, so writes
+// fenced by the old epoch fail (store/shard_fence.h). The new epoch is one
+// more than the row's, or the database's clock in microseconds if that is
+// larger: epochs never repeat, even after the database is restored from a
+// backup taken before later epochs were handed out (a node still holding
+// one of those, paused or with a node id used twice, cannot match a new
+// lease; docs/operations.md, "Backing up the cluster"). Locally a lease
 // counts as held only until the lease duration after the renewal that last
 // reached the database began: then the node stops firing those shards, no
 // later than the database would let another node start. Extra shards (a
@@ -65,6 +88,14 @@ class LeaseManager final : public ShardFence {
  public:
   LeaseManager(LeaseOptions options, LeaseCallbacks callbacks);
   ~LeaseManager() override;  // Stop(false)
+
+  // Registers this process as node_id in tickwheel_nodes (before Start). If
+  // another process holds that id with a live heartbeat, waits up to one
+  // lease for it to lapse (a crashed predecessor's does); if it is still
+  // renewed then, another process runs as this node: kInvalidArgument
+  // "node_id_in_use", saying which. kUnavailable if the database cannot be
+  // reached.
+  Status ClaimNodeId();
 
   // Starts the lease thread over `shards` shards.
   void Start(int shards);
@@ -86,6 +117,14 @@ class LeaseManager final : public ShardFence {
   std::uint64_t lost_leases() const { return lost_.load(); }
   std::uint64_t acquired_leases() const { return acquired_.load(); }
   std::uint64_t released_leases() const { return released_.load(); }
+  // This node's wall clock minus the database's, at the last heartbeat
+  // (ms); nullopt before the first.
+  std::optional<std::int64_t> clock_offset_ms() const;
+  // False while the offset is past max_clock_offset (no shard is owned).
+  bool clock_ok() const { return clock_ok_.load(); }
+  // False while another process holds this node id (found at a heartbeat).
+  bool identity_ok() const { return identity_ok_.load(); }
+  const std::string& owner() const { return owner_; }
 
  private:
   using SteadyTime = std::chrono::steady_clock::time_point;
@@ -105,9 +144,13 @@ class LeaseManager final : public ShardFence {
   // Drops what expired locally (no renewal reached the database in time).
   void ExpireLocally();
   void Lose(const std::vector<int>& shards);
+  // Judges the clock offset measured by a heartbeat.
+  void CheckClock(std::int64_t offset_ms, std::int64_t uncertainty_ms);
+  std::int64_t WallMs() const;
 
   const LeaseOptions options_;
   const LeaseCallbacks callbacks_;
+  const std::string owner_;  // LeaseOwner(node_id, instance)
   int shards_ = 0;
 
   mutable internal::Mutex mutex_;
@@ -125,6 +168,11 @@ class LeaseManager final : public ShardFence {
   std::atomic<std::uint64_t> lost_{0};
   std::atomic<std::uint64_t> acquired_{0};
   std::atomic<std::uint64_t> released_{0};
+  std::atomic<bool> clock_ok_{true};
+  std::atomic<bool> identity_ok_{true};
+  std::atomic<bool> offset_known_{false};
+  std::atomic<std::int64_t> clock_offset_ms_{0};
+  bool clock_warned_ = false;  // the lease thread's: warned in this streak
   std::unique_ptr<PgConnection> conn_;  // the lease thread's, kept across Stop
   std::string last_error_;              // the lease thread's: why its last round failed
   std::thread thread_;

@@ -37,7 +37,8 @@ void NotificationListener::Loop() {
   while (!stop_.load()) {
     Result<std::unique_ptr<PgConnection>> conn = PgConnection::Connect(postgres_);
     Status s = conn.ok() ? (*conn)->ExecScript("LISTEN " + std::string(kDueChannel) +
-                                               "; LISTEN tickwheel_leases")
+                                               "; LISTEN tickwheel_leases; LISTEN " +
+                                               std::string(kFlowsChannel))
                          : conn.status();
     if (!s.ok()) {
       spdlog::warn("notifications: {}; trying again", s.message());
@@ -61,11 +62,15 @@ void NotificationListener::Loop() {
           if (payload != node_id_ && callbacks_.leases) callbacks_.leases();
           continue;
         }
+        if (channel == kFlowsChannel) {
+          if (callbacks_.flows) callbacks_.flows(payload);
+          continue;
+        }
         std::optional<DuePayload> due = DecodeDuePayload(payload);
         if (!due || due->node_id == node_id_) continue;
         for (const DueNotice& notice : due->notices) {
           notices_.fetch_add(1, std::memory_order_relaxed);
-          if (callbacks_.due) callbacks_.due(notice.id, notice.due_ms);
+          if (callbacks_.due) callbacks_.due(notice.id, notice.due_ms, notice.flow);
         }
       }
     }

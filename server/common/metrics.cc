@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "common/metrics.h"
 
+#include <cmath>
 #include <cstdio>
+#include <utility>
+#include <vector>
 
 #include "common/process_metrics.h"
 
@@ -107,7 +110,11 @@ void HttpRequestCounter::Render(std::string& out) const {
 void AppendGaugeMetric(std::string& out, std::string_view name, std::string_view help,
                        double v) {
   char value[32];
-  std::snprintf(value, sizeof value, "%.17g", v);
+  if (std::isnan(v)) {
+    std::snprintf(value, sizeof value, "NaN");  // as the text format spells it
+  } else {
+    std::snprintf(value, sizeof value, "%.17g", v);
+  }
   out.append("# HELP ").append(name).append(" ").append(help).append("\n# TYPE ");
   out.append(name).append(" gauge\n").append(name).append(" ").append(value).append("\n");
 }
@@ -136,6 +143,15 @@ namespace {
 void Counter(std::string& out, const char* name, const char* help,
              std::uint64_t value) {
   AppendCounterMetric(out, name, help, value);
+}
+
+// A counter with one label: HELP and TYPE once, then a series per value.
+void LabeledCounter(std::string& out, const char* name, const char* help, const char* label,
+                    const std::vector<std::pair<const char*, std::uint64_t>>& values) {
+  out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " counter\n";
+  for (const auto& [value, n] : values) {
+    out += std::string(name) + "{" + label + "=\"" + value + "\"} " + std::to_string(n) + "\n";
+  }
 }
 }  // namespace
 
@@ -171,12 +187,28 @@ std::string Metrics::Render(
   http_requests.Render(out);
   Counter(out, "tickwheel_store_writes_total", "Atomic store writes (group commits).", store_writes);
   Counter(out, "tickwheel_store_mutations_total", "State changes written (creates, claims, outcomes, ...).", store_mutations);
+  Counter(out, "tickwheel_schedule_occurrences_planned_total",
+          "Occurrences the schedules' planning put in the store (the next one, catch-ups).",
+          occurrences_planned);
+  Counter(out, "tickwheel_schedule_occurrences_fired_total",
+          "Occurrences claimed for their first attempt.", occurrences_fired);
+  LabeledCounter(out, "tickwheel_schedule_occurrences_skipped_total",
+                 "Times of schedules not fired, by reason (overlap and catch-up policies, DST gap "
+                 "under dst_gap skip).",
+                 "reason",
+                 {{"overlap", occurrences_skipped_overlap.load()},
+                  {"catch_up", occurrences_skipped_catch_up.load()},
+                  {"dst", occurrences_skipped_dst.load()}});
   delivery_latency.Render(out, "tickwheel_delivery_latency_seconds",
                           "Webhook request sent to response read.");
   lateness.Render(out, "tickwheel_lateness_seconds",
-                  "Due time to the start of the attempt (wall clock).");
+                  "Due time to the start of the attempt (wall clock), less what the timer's flow held it back.");
+  throttled.Render(out, "tickwheel_flow_throttled_seconds",
+                   "How long attempts held back by their flow's limits waited (rate, in-flight cap, pause, Retry-After hold).");
   store_write.Render(out, "tickwheel_store_write_seconds",
                      "One store write, waiting for its (shared) fsync included.");
+  planning_lag.Render(out, "tickwheel_schedule_planning_lag_seconds",
+                      "A planned occurrence's due time to the write that claimed it and planned the next.");
   return out;
 }
 

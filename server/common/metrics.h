@@ -95,10 +95,22 @@ struct Metrics {
   std::atomic<std::uint64_t> waiting_for_nats{0};       // NATS timers left pending
   HttpRequestCounter http_requests;  // by route template and status code
   MsHistogram delivery_latency;  // request sent -> response read
-  MsHistogram lateness;          // due time -> attempt claimed (wall clock)
+  MsHistogram lateness;          // due time -> attempt claimed, less throttling (wall clock)
+  MsHistogram throttled;         // attempts held back by their flow: how long
   MsHistogram store_write;       // one write (incl. waiting for the fsync)
   std::atomic<std::uint64_t> store_writes{0};     // atomic writes (groups)
   std::atomic<std::uint64_t> store_mutations{0};  // state changes in them
+
+  // Schedules (server/schedule/): occurrences their planning created, that
+  // fired (claimed for their first attempt), and that it skipped, by reason.
+  std::atomic<std::uint64_t> occurrences_planned{0};
+  std::atomic<std::uint64_t> occurrences_fired{0};
+  std::atomic<std::uint64_t> occurrences_skipped_overlap{0};
+  std::atomic<std::uint64_t> occurrences_skipped_catch_up{0};
+  std::atomic<std::uint64_t> occurrences_skipped_dst{0};
+  // Planning lag: from a planned occurrence's due time to the write that
+  // claimed it and planned the next one.
+  MsHistogram planning_lag;
 
   // Renders everything: tickwheel_build_info, the process_* metrics, the
   // counters and histograms here; `gauges` appends the live gauges

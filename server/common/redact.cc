@@ -15,19 +15,49 @@ bool StartsWithNoCase(std::string_view s, std::string_view prefix) {
          });
 }
 
-// Replaces the values of password=... and token=... (up to '&' or a space).
+bool IsSpace(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
+
+// Replaces the values of the secret parameters: in a URL's query
+// (?password=x&...) and in a key=value connection string, where spaces may
+// surround '=' and a value may be single-quoted with \' and \\ escapes
+// (libpq's rules).
 std::string RedactParameters(std::string s) {
-  for (std::string_view key : {"password=", "token=", "nkey=", "sslpassword="}) {
-    for (std::size_t at = 0; at < s.size(); ++at) {
-      const bool boundary = at == 0 || s[at - 1] == '?' || s[at - 1] == '&' || s[at - 1] == ' ';
-      if (!boundary || !StartsWithNoCase(std::string_view(s).substr(at), key)) continue;
-      const std::size_t from = at + key.size();
-      const std::size_t to = std::min(s.find_first_of("& ", from), s.size());
-      s.replace(from, to - from, "***");
-      at = from + 3;
+  static constexpr std::string_view kKeys[] = {"password", "sslpassword", "token", "nkey"};
+  std::string out;
+  out.reserve(s.size());
+  std::size_t at = 0;
+  while (at < s.size()) {
+    const bool boundary = at == 0 || s[at - 1] == '?' || s[at - 1] == '&' || IsSpace(s[at - 1]);
+    std::size_t key_end = std::string::npos;
+    if (boundary) {
+      for (std::string_view key : kKeys) {
+        if (!StartsWithNoCase(std::string_view(s).substr(at), key)) continue;
+        std::size_t p = at + key.size();
+        while (p < s.size() && IsSpace(s[p])) ++p;
+        if (p < s.size() && s[p] == '=') {
+          key_end = p + 1;
+          break;
+        }
+      }
     }
+    if (key_end == std::string::npos) {
+      out += s[at++];
+      continue;
+    }
+    out.append(s, at, key_end - at);
+    std::size_t p = key_end;
+    while (p < s.size() && IsSpace(s[p])) out += s[p++];
+    if (p < s.size() && s[p] == '\'') {
+      ++p;
+      while (p < s.size() && s[p] != '\'') p += (s[p] == '\\' && p + 1 < s.size()) ? 2 : 1;
+      if (p < s.size()) ++p;  // the closing quote
+    } else {
+      while (p < s.size() && !IsSpace(s[p]) && s[p] != '&') ++p;
+    }
+    out += "***";
+    at = p;
   }
-  return s;
+  return out;
 }
 
 }  // namespace
@@ -36,8 +66,11 @@ std::string RedactUrl(std::string_view url) {
   std::string out(url);
   const std::size_t scheme = out.find("://");
   if (scheme != std::string::npos) {
+    // libpq and NATS take the user information up to an '@' before the
+    // first '/': a password may hold '?', '#' and '@' raw. Everything up to
+    // the last '@' before that '/' is treated as credentials.
     const std::size_t start = scheme + 3;
-    const std::size_t end = std::min(out.find_first_of("/?#", start), out.size());
+    const std::size_t end = std::min(out.find('/', start), out.size());
     const std::size_t at = out.rfind('@', end);
     if (at != std::string::npos && at >= start) {
       const std::size_t colon = out.find(':', start);

@@ -29,9 +29,8 @@ ManualServerClock::ManualServerClock(std::int64_t wall_ms_at_start)
     : start_(steady_.Now()), wall_ms_at_start_(wall_ms_at_start) {}
 
 std::int64_t ManualServerClock::WallMs() const {
-  return wall_ms_at_start_ + std::chrono::duration_cast<std::chrono::milliseconds>(
-                                 steady_.Now() - start_)
-                                 .count();
+  return wall_ms_at_start_ + wall_step_ms_.load() +
+         std::chrono::duration_cast<std::chrono::milliseconds>(steady_.Now() - start_).count();
 }
 
 }  // namespace tickwheel::server

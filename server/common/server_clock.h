@@ -7,6 +7,7 @@
 #ifndef TICKWHEEL_SERVER_COMMON_SERVER_CLOCK_H_
 #define TICKWHEEL_SERVER_COMMON_SERVER_CLOCK_H_
 
+#include <atomic>
 #include <cstdint>
 
 #include "tickwheel/clock.h"
@@ -40,11 +41,14 @@ class SystemServerClock final : public ServerClock {
 };
 
 // Both clocks move together, only when told to (ManualClock's contract:
-// Advance returns once every sleeper has settled).
+// Advance returns once every sleeper has settled). StepWall moves the wall
+// clock alone, as NTP stepping the system clock would: the steady clock and
+// its sleepers are not touched.
 //
 //   ManualServerClock clock(1'800'000'000'000);   // wall clock at the start
 //   Scheduler scheduler(store, clock, ...);
 //   clock.Advance(std::chrono::seconds(1));
+//   clock.StepWall(-500);                         // wall clock 500 ms back
 class ManualServerClock final : public ServerClock {
  public:
   explicit ManualServerClock(std::int64_t wall_ms_at_start);
@@ -52,11 +56,14 @@ class ManualServerClock final : public ServerClock {
   Clock& steady() override { return steady_; }
   ManualClock& manual() { return steady_; }
   void Advance(Duration d) { steady_.Advance(d); }
+  // Moves the wall clock by `delta_ms` (negative: back), steady time staying.
+  void StepWall(std::int64_t delta_ms) { wall_step_ms_.fetch_add(delta_ms); }
 
  private:
   ManualClock steady_;
   const TimePoint start_;
   const std::int64_t wall_ms_at_start_;
+  std::atomic<std::int64_t> wall_step_ms_{0};  // the sum of the StepWall calls
 };
 
 }  // namespace tickwheel::server

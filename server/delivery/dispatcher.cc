@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <map>
 
+#include "schedule/schedule_service.h"
+#include "timer/occurrence_id.h"
 #include "timer/target.h"
 #include "timer/timer_state_machine.h"
 
@@ -35,11 +37,16 @@ std::vector<std::vector<T>> ByShard(std::vector<T> items, const TimerStore& stor
 
 }  // namespace
 
+std::string MessageIdOf(const TimerRecord& r) {
+  return r.id + ":" + std::to_string(r.created_ms);
+}
+
 std::string DeliveryBody(const TimerRecord& r) {
-  // Ids are restricted to [A-Za-z0-9._~-] (api/timer_request.h), so they
-  // need no escaping; the payload is stored as serialized JSON.
+  // Ids are restricted to [A-Za-z0-9._~-] (api/timer_request.h), and an
+  // occurrence's adds '@' and digits, so they need no escaping; the
+  // payload is stored as serialized JSON.
   std::string body;
-  body.reserve(64 + r.id.size() + r.payload.size());
+  body.reserve(96 + 2 * r.id.size() + r.payload.size());
   body += "{\"id\":\"";
   body += r.id;
   body += "\",\"payload\":";
@@ -48,8 +55,24 @@ std::string DeliveryBody(const TimerRecord& r) {
   body += std::to_string(r.fire_at_ms);
   body += ",\"attempt\":";
   body += std::to_string(r.attempts);
+  if (std::optional<OccurrenceName> occurrence = ParseOccurrenceId(r.id)) {
+    body += ",\"schedule\":\"";
+    body += occurrence->schedule_id;
+    body += "\",\"nominal_ms\":";
+    body += std::to_string(occurrence->nominal_ms);
+  }
   body += "}";
   return body;
+}
+
+void Dispatcher::CountPlanning(const PlanTotals& totals) {
+  metrics_.occurrences_planned.fetch_add(totals.planned, std::memory_order_relaxed);
+  metrics_.occurrences_fired.fetch_add(totals.fired, std::memory_order_relaxed);
+  metrics_.occurrences_skipped_overlap.fetch_add(totals.skipped_overlap, std::memory_order_relaxed);
+  metrics_.occurrences_skipped_catch_up.fetch_add(totals.skipped_catch_up,
+                                                  std::memory_order_relaxed);
+  metrics_.occurrences_skipped_dst.fetch_add(totals.skipped_dst, std::memory_order_relaxed);
+  for (std::int64_t lag : totals.lag_ms) metrics_.planning_lag.Observe(static_cast<double>(lag));
 }
 
 Dispatcher::Dispatcher(TimerStore& store, Scheduler& scheduler, ServerClock& clock,
@@ -87,34 +110,45 @@ void Dispatcher::Park(const DueEntry& entry) {
   in_flight_.fetch_sub(1);
 }
 
-void Dispatcher::OnFired(std::vector<DueEntry> due) {
+void Dispatcher::OnFired(std::vector<FiredTimer> due) {
   in_flight_.fetch_add(static_cast<std::int64_t>(due.size()));
-  for (auto& chunk : ByShard(std::move(due), store_, kClaimChunk,
-                             [](const DueEntry& e) -> const std::string& { return e.id; })) {
+  for (auto& chunk :
+       ByShard(std::move(due), store_, kClaimChunk,
+               [](const FiredTimer& f) -> const std::string& { return f.entry.id; })) {
     ClaimChunk(std::move(chunk));
   }
 }
 
-void Dispatcher::ClaimChunk(std::vector<DueEntry> chunk) {
-  enum class Kind { kStale, kNotYet, kClaimed, kRecovered, kNoNats, kUnreadable };
+void Dispatcher::ClaimChunk(std::vector<FiredTimer> chunk) {
+  enum class Kind { kStale, kNotYet, kClaimed, kRecovered, kNoNats, kUnreadable, kSkipped };
   struct Claimed {
     Kind kind = Kind::kStale;
     TimerRecord record;
   };
-  auto entries = std::make_shared<std::vector<DueEntry>>(std::move(chunk));
+  auto entries = std::make_shared<std::vector<FiredTimer>>(std::move(chunk));
   auto claims = std::make_shared<std::vector<Claimed>>(entries->size());
+  auto planning = std::make_shared<PlanTotals>();
   std::vector<std::string> ids;
   ids.reserve(entries->size());
-  for (const DueEntry& e : *entries) ids.push_back(e.id);
+  for (const FiredTimer& f : *entries) ids.push_back(f.entry.id);
+  // The first attempt of a schedule's occurrence plans the schedule in the
+  // same write: the schedules are named too.
+  std::vector<std::string> locked = WithScheduleKeys(ids);
   const bool nats = nats_ != nullptr;
   store_.Submit(
-      std::move(ids),
-      [this, claims, entries, nats](StoreTxn& txn) -> Status {
+      std::move(locked),
+      [this, claims, entries, planning, nats, ids = std::move(ids)](StoreTxn& txn) -> Status {
         const std::int64_t now = clock_.WallMs();
+        OccurrencePlanning schedules(txn, now);
+        if (ids.size() > 1 && std::any_of(ids.begin(), ids.end(), [](const std::string& id) {
+              return id.find('@') != std::string::npos;
+            })) {
+          schedules.Prefetch(ids);
+        }
         for (std::size_t i = 0; i < entries->size(); ++i) {
           Claimed& claim = (*claims)[i];
           claim = Claimed{};  // the mutation may run again (a retried transaction)
-          Result<std::optional<TimerRecord>> r = txn.Get((*entries)[i].id);
+          Result<std::optional<TimerRecord>> r = txn.Get((*entries)[i].entry.id);
           if (!r.ok()) {
             claim.kind = Kind::kUnreadable;
             claim.record.last_error = r.status().message();
@@ -125,26 +159,38 @@ void Dispatcher::ClaimChunk(std::vector<DueEntry> chunk) {
             claim.kind = Kind::kNoNats;
             continue;
           }
-          switch (Claim(**r, (*entries)[i].due_ms, now, &claim.record)) {
+          switch (Claim(**r, (*entries)[i].entry.due_ms, now, &claim.record)) {
             case ClaimResult::kStale: claim.kind = Kind::kStale; continue;
             case ClaimResult::kNotYet: claim.kind = Kind::kNotYet; continue;
             case ClaimResult::kClaimed: claim.kind = Kind::kClaimed; break;
             case ClaimResult::kRecovered: claim.kind = Kind::kRecovered; break;
           }
+          if (claim.kind == Kind::kClaimed && (*r)->attempts == 0) {
+            Result<OccurrencePlanning::Claimed> planned =
+                schedules.Claim(**r, scheduler_.OwnedSinceMs((*r)->id));
+            if (!planned.ok()) return planned.status();
+            if (*planned == OccurrencePlanning::Claimed::kSkipped ||
+                *planned == OccurrencePlanning::Claimed::kBuffered) {
+              claim.kind = Kind::kSkipped;  // written by the schedule's planning
+              continue;
+            }
+          }
           txn.Put(*r, claim.record);
         }
+        *planning = schedules.totals();
         return Status::Ok();
       },
-      [this, claims, entries](const Status& s) {
+      [this, claims, entries, planning](const Status& s) {
+        if (s.ok()) CountPlanning(*planning);
         // Fenced while the shard is still ours: the lease was only late to
         // be confirmed; like a store failure, try again after a pause.
-        const bool owned = s.code() == StatusCode::kFenced &&
-                           !entries->empty() && scheduler_.OwnsShardOf(entries->front().id);
+        const bool owned = s.code() == StatusCode::kFenced && !entries->empty() &&
+                           scheduler_.OwnsShardOf(entries->front().entry.id);
         if (s.code() == StatusCode::kFenced) {
           metrics_.fenced_writes.fetch_add(1, std::memory_order_relaxed);
         }
         if (s.code() == StatusCode::kFenced && !owned) {  // another node's now
-          for (const DueEntry& e : *entries) Done(e.id);
+          for (const FiredTimer& f : *entries) Done(f.entry.id);
           return;
         }
         if (!s.ok()) {
@@ -152,18 +198,20 @@ void Dispatcher::ClaimChunk(std::vector<DueEntry> chunk) {
           const std::chrono::milliseconds pause = NextStoreRetryDelay();
           spdlog::warn("could not claim {} due timers ({}); trying again in {} ms",
                        entries->size(), s.message(), pause.count());
-          for (const DueEntry& e : *entries) {
-            scheduler_.FinishAndRetryIn(e.id, e.due_ms, pause);
+          for (const FiredTimer& f : *entries) {
+            scheduler_.FinishAndRetryIn(f.entry.id, f.entry.due_ms, pause);
             in_flight_.fetch_sub(1);
           }
           return;
         }
         const std::int64_t now = clock_.WallMs();
         for (std::size_t i = 0; i < entries->size(); ++i) {
-          const DueEntry& entry = (*entries)[i];
+          const DueEntry& entry = (*entries)[i].entry;
+          const std::int64_t throttled_ms = (*entries)[i].throttled_ms;
           Claimed& claim = (*claims)[i];
           switch (claim.kind) {
             case Kind::kStale:
+            case Kind::kSkipped:
               Done(entry.id);
               break;
             case Kind::kNotYet:  // the wall clock went back: wait for it
@@ -186,8 +234,12 @@ void Dispatcher::ClaimChunk(std::vector<DueEntry> chunk) {
               [[fallthrough]];
             case Kind::kClaimed:
               metrics_.fired.fetch_add(1, std::memory_order_relaxed);
-              metrics_.lateness.Observe(static_cast<double>(now - entry.due_ms));
-              Deliver(claim.record);
+              // Lateness is the server's; what its flow held it back is
+              // throttling (docs/flows.md).
+              metrics_.lateness.Observe(
+                  static_cast<double>(std::max<std::int64_t>(0, now - entry.due_ms - throttled_ms)));
+              if (throttled_ms > 0) metrics_.throttled.Observe(static_cast<double>(throttled_ms));
+              Deliver(claim.record, throttled_ms);
               break;
           }
         }
@@ -195,20 +247,20 @@ void Dispatcher::ClaimChunk(std::vector<DueEntry> chunk) {
       WriteOptions{.sync = false, .fenced = true});
 }
 
-void Dispatcher::Deliver(const TimerRecord& record) {
+void Dispatcher::Deliver(const TimerRecord& record, std::int64_t throttled_ms) {
   const std::int64_t started_ms = clock_.WallMs();
   const bool nats = IsNatsTarget(record.target);
   Result<HttpUrl> url = nats ? Result<HttpUrl>(HttpUrl{}) : ParseHttpUrl(record.target);
   // For the debug log: the host only (a path or query may hold a secret).
   std::string where = nats ? "nats:" + std::string(NatsSubject(record.target))
                            : (url.ok() ? url->HostHeader() : "?");
-  auto done = [this, id = record.id, attempt = record.attempts, started_ms,
+  auto done = [this, id = record.id, attempt = record.attempts, started_ms, throttled_ms,
                where = std::move(where)](AttemptResult r) {
-    OnAttemptDone(id, attempt, started_ms, where, std::move(r));
+    OnAttemptDone(id, attempt, started_ms, throttled_ms, where, std::move(r));
   };
   if (nats) {
-    nats_->Publish(std::string(NatsSubject(record.target)), DeliveryBody(record), record.id,
-                   std::move(done));
+    nats_->Publish(std::string(NatsSubject(record.target)), DeliveryBody(record),
+                   MessageIdOf(record), std::move(done));
     return;
   }
   if (!url.ok()) {  // validated at create; only a damaged record gets here
@@ -217,14 +269,15 @@ void Dispatcher::Deliver(const TimerRecord& record) {
     done(std::move(bad));
     return;
   }
-  WebhookRequest request{std::move(*url), DeliveryBody(record), record.headers, record.id};
-  request.headers.emplace_back("Idempotency-Key", record.id);
+  std::string message_id = MessageIdOf(record);
+  WebhookRequest request{std::move(*url), DeliveryBody(record), record.headers, message_id};
+  request.headers.emplace_back("Idempotency-Key", std::move(message_id));
   client_.Post(std::move(request), std::move(done));
 }
 
 void Dispatcher::OnAttemptDone(const std::string& id, std::uint32_t attempt,
-                               std::int64_t started_ms, const std::string& where,
-                               AttemptResult result) {
+                               std::int64_t started_ms, std::int64_t throttled_ms,
+                               const std::string& where, AttemptResult result) {
   if (spdlog::should_log(spdlog::level::debug)) {
     // Never the URL's path or query, the headers or the payload: they may
     // hold secrets.
@@ -240,6 +293,13 @@ void Dispatcher::OnAttemptDone(const std::string& id, std::uint32_t attempt,
     Done(id);  // nothing written: `delivering` until the next start
     return;
   }
+  // The flow's slot is free now, not once the outcome is written: a
+  // receiver sees at most max_in_flight requests at once, and no fewer.
+  FlowSignal signal;
+  signal.delivered = result.kind == AttemptResult::Kind::kDelivered;
+  signal.retry_after_ms = result.retry_after_ms;
+  signal.too_many_requests = result.status == 429 && result.retry_after_ms == 0;
+  scheduler_.AttemptEnded(id, signal);
   metrics_.delivery_latency.Observe(result.latency_ms);
   if (result.unanswered) metrics_.attempts_unanswered.fetch_add(1, std::memory_order_relaxed);
   Outcome o;
@@ -250,6 +310,8 @@ void Dispatcher::OnAttemptDone(const std::string& id, std::uint32_t attempt,
   o.outcome.log.duration_ms = static_cast<std::uint32_t>(std::max(0.0, result.latency_ms));
   o.outcome.log.status = result.status;
   o.outcome.log.error = std::move(result.error);
+  o.outcome.log.throttled_ms =
+      static_cast<std::uint32_t>(std::clamp<std::int64_t>(throttled_ms, 0, UINT32_MAX));
   if (result.retry_after_ms > 0) {
     o.outcome.not_before_ms = clock_.WallMs() + result.retry_after_ms;
   }
@@ -288,12 +350,15 @@ void Dispatcher::WriteOutcomes(std::vector<Outcome> outcomes) {
   for (auto& part : parts) {
     auto items = std::make_shared<std::vector<Outcome>>(std::move(part));
     auto states = std::make_shared<std::vector<TimerState>>(items->size(), TimerState::kDelivering);
+    auto planning = std::make_shared<PlanTotals>();
     std::vector<std::string> ids;
     for (const Outcome& o : *items) ids.push_back(o.id);
+    // A finished occurrence may release the one its schedule buffered.
     store_.Submit(
-        std::move(ids),
-        [this, items, states](StoreTxn& txn) -> Status {
+        WithScheduleKeys(std::move(ids)),
+        [this, items, states, planning](StoreTxn& txn) -> Status {
           const std::int64_t now = clock_.WallMs();
+          OccurrencePlanning schedules(txn, now);
           for (std::size_t i = 0; i < items->size(); ++i) {
             const Outcome& o = (*items)[i];
             (*states)[i] = TimerState::kDelivering;  // the mutation may run again
@@ -302,10 +367,15 @@ void Dispatcher::WriteOutcomes(std::vector<Outcome> outcomes) {
             TimerRecord next = Complete(**r, o.outcome, now, RetryDelayMs(**r, o.jitter));
             (*states)[i] = next.state;
             txn.Put(*r, next);
+            if (next.state != TimerState::kPending) {
+              if (Status s = schedules.Finished(next, /*fired=*/true); !s.ok()) return s;
+            }
           }
+          *planning = schedules.totals();
           return Status::Ok();
         },
-        [this, batch, items, states](const Status& s) {
+        [this, batch, items, states, planning](const Status& s) {
+          if (s.ok()) CountPlanning(*planning);
           PartWritten(*batch, *items, *states, s);
         },
         WriteOptions{.sync = false, .fenced = true});

@@ -16,6 +16,7 @@
 #include "common/server_clock.h"
 #include "delivery/nats_publisher.h"
 #include "delivery/webhook_client.h"
+#include "schedule/schedule_service.h"
 #include "scheduler/scheduler.h"
 #include "store/timer_store.h"
 #include "timer/timer_state_machine.h"
@@ -27,14 +28,25 @@ namespace tickwheel::server {
 // Per attempt:
 //   claim    one fenced store write per chunk of fired timers (of one shard):
 //            Claim() of each record; stale entries are dropped.
-//   send     POST {"id", "payload", "fire_at_ms", "attempt"} with
-//            Idempotency-Key: <id> and the timer's headers (and, when the
-//            client has secrets, webhook-id: <id> and its signature); or,
-//            for a NATS target, publish that body with Nats-Msg-Id: <id>.
+//            The first attempt of a schedule's occurrence (server/schedule/)
+//            plans its schedule in the same write: the next occurrence is
+//            created there, or this one skipped or buffered by the
+//            schedule's policies (then it is not sent).
+//   (the scheduler let it go within its flow's limits: flow/flow_gate.h)
+//   send     POST {"id", "payload", "fire_at_ms", "attempt"} (and, for an
+//            occurrence, "schedule" and "nominal_ms") with
+//            Idempotency-Key: MessageIdOf(record) and the timer's headers
+//            (and, when the client has secrets, webhook-id: the same and
+//            its signature); or, for a NATS target, publish that body with
+//            Nats-Msg-Id: the same.
 //            With the debug log level, each attempt's outcome is logged
 //            (id, attempt, host, status, latency; never the URL's path,
 //            headers or payload).
-//   outcome  Complete() of each record, written in batches (fenced).
+//   answer   the flow's slot is given back at once, with what the answer
+//            says of the flow (a 429, a Retry-After): Scheduler::AttemptEnded
+//   outcome  Complete() of each record, written in batches (fenced); an
+//            occurrence that finished may release the one its schedule
+//            buffered (overlap "buffer_one"), in the same write.
 // Failures of the store never lose or spin: a claim that cannot be written
 // fires again after a pause; outcomes that cannot be written are kept (the
 // timers stay in flight) and written again after a pause, growing to 10 s.
@@ -56,7 +68,7 @@ class Dispatcher {
   ~Dispatcher();  // Stop()
 
   // The scheduler's `fire` callback.
-  void OnFired(std::vector<DueEntry> due);
+  void OnFired(std::vector<FiredTimer> due);
 
   // Attempts claimed whose outcome is not yet written (or dropped).
   std::int64_t in_flight() const { return in_flight_.load(); }
@@ -73,14 +85,18 @@ class Dispatcher {
     double jitter;  // of the retry delay, drawn when the outcome arrived
   };
 
-  void ClaimChunk(std::vector<DueEntry> entries);
+  void ClaimChunk(std::vector<FiredTimer> entries);
+  // Adds what the schedules' planning did in a committed write to the metrics.
+  void CountPlanning(const PlanTotals& totals);
   // Leaves a timer that cannot be attempted here in memory for an hour.
   void Park(const DueEntry& entry);
   static constexpr std::chrono::hours kParkedFor{1};
-  void Deliver(const TimerRecord& record);
+  // `throttled_ms`: how long it waited for its flow (the attempt log has it).
+  void Deliver(const TimerRecord& record, std::int64_t throttled_ms);
   // `where`: the target's host:port or NATS subject, for the debug log.
   void OnAttemptDone(const std::string& id, std::uint32_t attempt, std::int64_t started_ms,
-                     const std::string& where, AttemptResult result);
+                     std::int64_t throttled_ms, const std::string& where,
+                     AttemptResult result);
   // Writes queued outcomes, at most kMaxOutcomeWrites writes at a time.
   void FlushOutcomes() TW_EXCLUDES(outcomes_mutex_);
   // One call of WriteOutcomes: its outcomes are written in parts (one
@@ -123,6 +139,14 @@ class Dispatcher {
 
 // The JSON body of a delivery.
 std::string DeliveryBody(const TimerRecord& record);
+
+// The id of a timer's deliveries: Idempotency-Key, webhook-id and
+// Nats-Msg-Id. "<timer id>:<created_ms>": the same for every attempt of a
+// timer, but not for a new timer that reuses the id of one retention (or a
+// bulk delete) removed, so a receiver that remembers keys does not drop a
+// genuinely new message. (Creation times of one id differ: a timer is
+// created again only after the last one finished and was deleted.)
+std::string MessageIdOf(const TimerRecord& record);
 
 }  // namespace tickwheel::server
 

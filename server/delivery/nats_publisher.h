@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // NatsPublisher: delivers to NATS JetStream subjects, one message per
-// attempt, de-duplicated by JetStream on the timer id (Nats-Msg-Id).
+// attempt, de-duplicated by JetStream on the message id (Nats-Msg-Id: the
+// timer id and its creation time, delivery/dispatcher.h's MessageIdOf).
 #ifndef TICKWHEEL_SERVER_DELIVERY_NATS_PUBLISHER_H_
 #define TICKWHEEL_SERVER_DELIVERY_NATS_PUBLISHER_H_
 

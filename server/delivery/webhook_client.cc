@@ -13,6 +13,7 @@
 #include <ctime>
 #include <deque>
 #include <future>
+#include <list>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -51,21 +52,31 @@ bool StillOpen(tcp::socket& socket) {
 
 // One connection of a worker: plain or TLS, and the address it is to.
 struct Connection {
+  explicit Connection(std::atomic<std::size_t>& open_connections) : open_count(open_connections) {}
+  ~Connection() { Reset(); }
   std::unique_ptr<beast::tcp_stream> plain;
   std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> tls;
   tcp::endpoint peer;
   bool session_saved = false;  // its TLS session was kept for resumption
+  bool counted = false;        // counted in open_count (connected)
+  std::atomic<std::size_t>& open_count;
 
   beast::tcp_stream* lowest() { return tls ? &beast::get_lowest_layer(*tls) : plain.get(); }
   bool open() {
     beast::tcp_stream* t = lowest();
     return t != nullptr && t->socket().is_open();
   }
+  void Connected() {
+    if (!counted) open_count.fetch_add(1, std::memory_order_relaxed);
+    counted = true;
+  }
   void Reset() {
     if (beast::tcp_stream* t = lowest()) t->close();
     tls.reset();
     plain.reset();
     session_saved = false;
+    if (counted) open_count.fetch_sub(1, std::memory_order_relaxed);
+    counted = false;
   }
 };
 
@@ -97,12 +108,24 @@ struct SessionFree {
 }  // namespace
 
 struct WebhookClient::Shard {
+  // A worker waiting for a job.
+  struct Idler {
+    asio::steady_timer* wake;
+    bool has_slot;           // it holds a connection slot (ConnectionBudget)
+    bool reclaimed = false;  // asked to close its connection and leave
+  };
   struct Host {
     std::string key;  // "https://host:port"
     std::size_t limit = 1;
     std::deque<Job> queue;
-    std::vector<asio::steady_timer*> idle;  // workers waiting for a job
+    std::vector<Idler*> idle;  // workers waiting for a job
     std::size_t workers = 0;
+  };
+  // An attempt waiting for a connection slot.
+  struct SlotWait {
+    explicit SlotWait(asio::io_context& ioc) : timer(ioc, SteadyTime::max()) {}
+    asio::steady_timer timer;
+    bool granted = false;
   };
   // The last resumable TLS session with each https host (kept when the
   // host is forgotten): its next connection resumes it, an abbreviated
@@ -135,12 +158,29 @@ struct WebhookClient::Shard {
         lookup->timer.cancel();
       });
     });
-    lookup->timer.expires_at(deadline);
     lookups.insert(&lookup->timer);
     boost::system::error_code ec;
+    // A new answer, waited for stale_grace; then, if the name server has
+    // not answered, the last good answer (a name server that stops
+    // answering does not stop deliveries to the names it answered before);
+    // without one, the new answer until the deadline.
+    lookup->timer.expires_at(std::min(deadline, std::chrono::steady_clock::now() +
+                                                    options.dns.stale_grace));
     co_await lookup->timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    if (!lookup->answer && !stopping) {
+      if (std::optional<DnsResolver::Endpoints> stale = resolver.Stale(url.host, url.port)) {
+        lookups.erase(&lookup->timer);
+        lookup->answer = std::move(*stale);  // (a late answer is ignored)
+        co_return *lookup->answer;
+      }
+      if (std::chrono::steady_clock::now() < deadline) {
+        lookup->timer.expires_at(deadline);
+        co_await lookup->timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      }
+    }
     lookups.erase(&lookup->timer);
     if (!lookup->answer) {
+      resolver.RecordTimeout();
       lookup->answer = Status::Unavailable("name lookup of " + url.host + " timed out");
     }
     co_return *lookup->answer;
@@ -173,6 +213,7 @@ struct WebhookClient::Shard {
           : "cannot connect to " + url.HostHeader() + ": " + ec.message();
     }
     client.connects_.fetch_add(1, std::memory_order_relaxed);
+    conn.Connected();
     tcp_stream.socket().set_option(tcp::no_delay(true), ec);
     if (!conn.tls) co_return "";
     SSL* ssl = conn.tls->native_handle();
@@ -296,24 +337,59 @@ struct WebhookClient::Shard {
     co_return result;
   }
 
+  // A connection slot from the client's budget; false if the client
+  // stopped while waiting.
+  asio::awaitable<bool> TakeSlot() {
+    auto wait = std::make_shared<SlotWait>(ioc);
+    const bool now = client.budget_.Acquire([this, wait] {
+      asio::post(ioc, [wait] {
+        wait->granted = true;
+        wait->timer.cancel();
+      });
+    });
+    if (now) co_return true;
+    slot_waits.insert(wait.get());
+    boost::system::error_code ec;
+    co_await wait->timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    slot_waits.erase(wait.get());
+    if (wait->granted && stopping) client.budget_.Release();
+    co_return wait->granted && !stopping;
+  }
+
   asio::awaitable<void> Worker(Host* host) {
-    Connection conn;
+    Connection conn(client.open_);
     asio::steady_timer wake(ioc);
     beast::flat_buffer buffer;
+    bool slot = false;  // a connection slot of the budget is this worker's
     connections.insert(&conn);
     for (;;) {
-      bool timed_out = false;
-      while (host->queue.empty() && !stopping && !timed_out) {
+      bool leave = false;
+      while (host->queue.empty() && !stopping && !leave) {
+        // Attempts elsewhere wait for a slot: give this one up rather
+        // than hold it idle.
+        if (slot && client.budget_.waiting() > 0) {
+          leave = true;
+          break;
+        }
         wake.expires_after(options.idle_timeout);
-        host->idle.push_back(&wake);
+        Idler idler{&wake, slot};
+        host->idle.push_back(&idler);
+        auto in_line = idlers.insert(idlers.end(), &idler);
         boost::system::error_code ec;
         co_await wake.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-        std::erase(host->idle, &wake);
-        timed_out = !ec;  // not woken by a job: idle for idle_timeout
+        std::erase(host->idle, &idler);
+        idlers.erase(in_line);
+        // Not woken by a job: idle for idle_timeout, or reclaimed.
+        leave = !ec || idler.reclaimed;
       }
       if (host->queue.empty() || stopping) break;
       Job job = std::move(host->queue.front());
       host->queue.pop_front();
+      if (!slot) slot = co_await TakeSlot();
+      if (!slot) {
+        job.done(AttemptResult::Aborted("the server stopped before the attempt"));
+        break;
+      }
       AttemptResult result = co_await Attempt(conn, host, buffer, job.request);
       if (stopping && result.kind != AttemptResult::Kind::kDelivered) {
         result = AttemptResult::Aborted("the server stopped during the attempt");
@@ -321,8 +397,33 @@ struct WebhookClient::Shard {
       job.done(std::move(result));
     }
     conn.Reset();
+    if (slot) client.budget_.Release();
     connections.erase(&conn);
-    if (--host->workers == 0 && host->queue.empty()) hosts.erase(host->key);
+    if (--host->workers == 0) {
+      if (host->queue.empty()) {
+        hosts.erase(host->key);
+      } else if (!stopping) {
+        // Jobs came while this worker was leaving: one takes them.
+        ++host->workers;
+        asio::co_spawn(ioc, Worker(host), asio::detached);
+      }
+    }
+  }
+
+  // Has an idle worker holding a slot close its connection and leave (the
+  // one idle longest), here or, failing that, on the next shards.
+  void Reclaim(std::size_t hops) {
+    for (Idler* idler : idlers) {
+      if (idler->has_slot && !idler->reclaimed) {
+        idler->reclaimed = true;
+        idler->wake->cancel();
+        return;
+      }
+    }
+    if (hops + 1 < client.shards_.size()) {
+      Shard* next = client.shards_[(shard_index + 1) % client.shards_.size()].get();
+      asio::post(next->ioc, [next, hops] { next->Reclaim(hops + 1); });
+    }
   }
 
   void Enqueue(Job job, std::size_t limit) {
@@ -341,7 +442,7 @@ struct WebhookClient::Shard {
     host->limit = ShareOf(limit, options.threads, shard_index);
     host->queue.push_back(std::move(job));
     if (!host->idle.empty()) {
-      host->idle.back()->cancel();
+      host->idle.back()->wake->cancel();
       host->idle.pop_back();
     } else if (host->workers < host->limit) {
       ++host->workers;
@@ -357,10 +458,11 @@ struct WebhookClient::Shard {
         host->queue.pop_front();
         job.done(AttemptResult::Aborted("the server stopped before the attempt"));
       }
-      for (auto* t : host->idle) t->cancel();
+      for (Idler* idler : host->idle) idler->wake->cancel();
       host->idle.clear();
     }
     for (asio::steady_timer* t : lookups) t->cancel();
+    for (SlotWait* w : slot_waits) w->timer.cancel();
     // Closed, not just cancelled: an attempt between two operations (its
     // write done, its read not yet started) would miss a cancel and wait
     // for its timeout; on a closed socket the next operation fails at once.
@@ -380,6 +482,8 @@ struct WebhookClient::Shard {
   std::unordered_set<Connection*> connections;
   std::unordered_map<std::string, std::shared_ptr<SSL_SESSION>> sessions;
   std::unordered_set<asio::steady_timer*> lookups;
+  std::unordered_set<SlotWait*> slot_waits;
+  std::list<Idler*> idlers;  // every idle worker, the longest idle first
   bool stopping = false;
   std::thread thread;
 };
@@ -390,10 +494,16 @@ WebhookClient::WebhookClient(WebhookClientOptions options)
         options.max_connections_per_host = std::max<std::size_t>(1, options.max_connections_per_host);
         return options;
       }()),
-      resolver_(options_.dns) {
+      resolver_(options_.dns),
+      budget_(options_.max_connections) {
   for (unsigned i = 0; i < options_.threads; ++i) {
     shards_.push_back(std::make_unique<Shard>(options_, i, *this));
   }
+  // A waiting attempt has an idle connection closed, on the shards in turn.
+  budget_.SetReclaim([this] {
+    Shard* shard = shards_[next_reclaim_.fetch_add(1, std::memory_order_relaxed) % shards_.size()].get();
+    asio::post(shard->ioc, [shard] { shard->Reclaim(0); });
+  });
 }
 
 WebhookClient::~WebhookClient() { Stop(); }
@@ -425,14 +535,6 @@ std::size_t WebhookClient::hosts() const {
   return SumOverShards(shards_, [](const Shard& s) { return s.hosts.size(); });
 }
 
-std::size_t WebhookClient::connections() const {
-  return SumOverShards(shards_, [](const Shard& s) {
-    std::size_t open = 0;
-    for (Connection* c : s.connections) open += c->open() ? 1 : 0;
-    return open;
-  });
-}
-
 void WebhookClient::Stop() {
   for (auto& shard : shards_) {
     if (!shard->thread.joinable()) continue;
@@ -442,6 +544,7 @@ void WebhookClient::Stop() {
   for (auto& shard : shards_) {
     if (shard->thread.joinable()) shard->thread.join();
   }
+  budget_.Clear();
   resolver_.Stop();
 }
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "delivery/attempt_result.h"
+#include "delivery/connection_budget.h"
 #include "delivery/webhook_signer.h"
 #include "egress/dns_resolver.h"
 #include "egress/target_policy.h"
@@ -25,6 +26,10 @@ namespace tickwheel::server {
 
 struct WebhookClientOptions {
   std::size_t max_connections_per_host = 64;  // over all threads
+  // Over all hosts and threads: more attempts than this at once wait for
+  // a connection to be closed (idle ones are closed for them) instead of
+  // failing or taking every file descriptor.
+  std::size_t max_connections = 4096;
   unsigned threads = 2;  // each with its own connections (shards)
   // One attempt: name lookup, connect, send and answer, together.
   std::chrono::milliseconds timeout{std::chrono::seconds(10)};
@@ -47,7 +52,8 @@ struct WebhookRequest {
   HttpUrl url;
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;
-  // webhook-id (the timer id) when the client signs; empty: not signed.
+  // webhook-id (MessageIdOf the timer) when the client signs; empty: not
+  // signed.
   std::string message_id;
 };
 
@@ -60,6 +66,13 @@ struct WebhookRequest {
 // the receiver; a request is sent once per attempt and never re-sent on its
 // own: once any of it is written, a failure is the attempt's
 // (AttemptResult::unanswered).
+//
+// Over all hosts, at most options.max_connections connections are open at
+// once (delivery/connection_budget.h): an attempt that needs a new
+// connection when they all are waits in line for one (its timeout starts
+// once it has one), and idle connections are closed to make room, so a
+// burst of timers to many distinct receivers is delivered, in turn, rather
+// than failed for want of file descriptors.
 //
 // Every attempt looks its host up (the resolver's cache makes that cheap)
 // and checks the addresses against the policy: a name that now resolves to
@@ -81,10 +94,13 @@ class WebhookClient {
 
   void Post(WebhookRequest request, Callback done);
 
-  // Hosts with a queue or a connection, and connections open, over all
-  // shards (for tests and metrics). REQUIRES: before Stop.
+  // Hosts with a queue or a connection, over all shards (for tests).
+  // REQUIRES: before Stop.
   std::size_t hosts() const;
-  std::size_t connections() const;
+  // Connections open now, from any thread (never waits).
+  std::size_t connections() const { return open_.load(std::memory_order_relaxed); }
+  // Attempts that waited for a connection slot, since the start.
+  std::uint64_t waited_for_connection() const { return budget_.waited(); }
 
   // Since the start, from any thread: connections made, TLS handshakes
   // completed, and how many of those resumed a session.
@@ -106,11 +122,14 @@ class WebhookClient {
  private:
   const WebhookClientOptions options_;
   DnsResolver resolver_;
+  ConnectionBudget budget_;
+  std::atomic<std::size_t> open_{0};  // connections open
   std::atomic<std::uint64_t> connects_{0};
   std::atomic<std::uint64_t> handshakes_{0};
   std::atomic<std::uint64_t> resumed_{0};
   std::vector<std::unique_ptr<Shard>> shards_;
   std::atomic<std::size_t> next_{0};
+  std::atomic<std::size_t> next_reclaim_{0};
 };
 
 }  // namespace tickwheel::server

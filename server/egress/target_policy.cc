@@ -6,6 +6,8 @@
 #include <cctype>
 #include <charconv>
 
+#include "common/host_pattern.h"
+
 namespace tickwheel::server {
 
 namespace ip = boost::asio::ip;
@@ -13,12 +15,32 @@ namespace ip = boost::asio::ip;
 namespace {
 
 // ::ffff:a.b.c.d is a.b.c.d: checked as such, so it cannot slip past a
-// rule written for IPv4.
+// rule written for IPv4 (and a network written so is the IPv4 one).
 ip::address Normalize(const ip::address& a) {
   if (a.is_v6() && a.to_v6().is_v4_mapped()) {
     return ip::make_address_v4(ip::v4_mapped, a.to_v6());
   }
   return a;
+}
+
+// An address to check: also the IPv6 forms that carry an IPv4 address a
+// connection reaches: IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible
+// (::a.b.c.d, deprecated but still routed by some stacks) and the NAT64
+// well-known prefix (64:ff9b::a.b.c.d, which a NAT64 gateway forwards to
+// a.b.c.d). :: and ::1 stay themselves.
+ip::address Embedded(const ip::address& a) {
+  if (!a.is_v6()) return a;
+  const ip::address_v6::bytes_type b = a.to_v6().to_bytes();
+  auto zero = [&](std::size_t from, std::size_t to) {
+    for (std::size_t i = from; i < to; ++i) {
+      if (b[i] != 0) return false;
+    }
+    return true;
+  };
+  const bool compatible = zero(0, 12) && !zero(12, 15);  // not ::, not ::1
+  const bool nat64 = b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b && zero(4, 12);
+  if (compatible || nat64) return ip::make_address_v4(ip::address_v4::bytes_type{b[12], b[13], b[14], b[15]});
+  return Normalize(a);
 }
 
 std::string Lower(std::string_view s) {
@@ -28,18 +50,9 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
-bool NameMatches(const std::string& pattern, const std::string& host) {
-  if (pattern.rfind("*.", 0) == 0) {
-    const std::string_view suffix = std::string_view(pattern).substr(1);  // ".example.com"
-    return host.size() > suffix.size() &&
-           host.compare(host.size() - suffix.size(), suffix.size(), suffix) == 0;
-  }
-  return pattern == host;
-}
-
 bool AnyName(const std::vector<std::string>& patterns, const std::string& host) {
   return std::any_of(patterns.begin(), patterns.end(),
-                     [&](const std::string& p) { return NameMatches(p, host); });
+                     [&](const std::string& p) { return HostMatchesPattern(p, host); });
 }
 
 const Cidr* Find(const std::vector<Cidr>& networks, const ip::address& a) {
@@ -83,8 +96,14 @@ bool ValidName(std::string_view name) {
 
 }  // namespace
 
+// An IPv4 network contains the IPv4 address an address carries (the
+// address itself, or the one embedded in its mapped, compatible or NAT64
+// form); an IPv6 network contains the IPv6 address as written (a mapped
+// address is IPv4 only: a network written in mapped form is parsed as the
+// IPv4 one). So 10.0.0.0/8 contains 64:ff9b::10.0.0.1, and so does
+// 64:ff9b::/96.
 bool Cidr::Contains(const ip::address& raw) const {
-  const ip::address a = Normalize(raw);
+  const ip::address a = network.is_v4() ? Embedded(raw) : Normalize(raw);
   if (a.is_v4() != network.is_v4()) return false;
   auto match = [&](const auto& x, const auto& y) {
     unsigned bits = prefix;
@@ -178,19 +197,28 @@ Status TargetPolicy::CheckName(std::string_view raw_host) const {
 Status TargetPolicy::CheckAddress(std::string_view raw_host, const ip::address& raw) const {
   const std::string host = Lower(raw_host);
   const ip::address a = Normalize(raw);
-  const std::string what =
-      host == a.to_string() ? a.to_string() : host + " (" + a.to_string() + ")";
+  const ip::address carried = Embedded(raw);
+  // "64:ff9b::a9fe:a9fe, which carries 169.254.169.254" for an IPv4
+  // address in an IPv6 one.
+  std::string address = a.to_string();
+  if (carried != a) address += ", which carries " + carried.to_string();
+  const std::string what = host == a.to_string() ? address : host + " (" + address + ")";
   if (AnyName(deny_names_, host)) return Denied("host " + host + " is denied by --target-deny");
   if (const Cidr* c = Find(deny_networks_, a)) {
     return Denied(what + " is denied by --target-deny " + c->ToString());
   }
   const Cidr* allowed = Find(allow_networks_, a);
-  if (allowed == nullptr) {
-    for (const DefaultDeny& d : DefaultDenies()) {
-      if (d.network.Contains(a)) {
-        return Denied(what + " is " + d.why + ", denied by default (--target-allow " +
-                      d.network.ToString() + " would allow it)");
-      }
+  for (const DefaultDeny& d : DefaultDenies()) {
+    if (!d.network.Contains(a)) continue;
+    // Lifted only by an allowed network of the default's family: an
+    // allowed 64:ff9b::/96 does not open the metadata address behind
+    // 64:ff9b::a9fe:a9fe; an allowed 169.254.169.254 does.
+    const bool lifted = std::any_of(allow_networks_.begin(), allow_networks_.end(), [&](const Cidr& c) {
+      return c.network.is_v4() == d.network.network.is_v4() && c.Contains(a);
+    });
+    if (!lifted) {
+      return Denied(what + " is " + d.why + ", denied by default (--target-allow " +
+                    d.network.ToString() + " would allow it)");
     }
   }
   const bool allow_list = !allow_networks_.empty() || !allow_names_.empty();

@@ -33,8 +33,15 @@ struct Cidr {
 //   3. If --target-allow lists anything, H must match one of its names or
 //      A be in one of its networks.
 // A name matches "example.com" exactly; "*.example.com" matches its
-// subdomains (not example.com itself). IPv4-mapped IPv6 addresses
-// (::ffff:a.b.c.d) are checked as the IPv4 address they are. A host that
+// subdomains (not example.com itself). An IPv4-mapped address
+// (::ffff:a.b.c.d) is the IPv4 address a.b.c.d, and a network written in
+// that form is the IPv4 network (::ffff:0:0/96 is 0.0.0.0/0). The
+// IPv4-compatible (::a.b.c.d) and NAT64 (64:ff9b::a.b.c.d, RFC 6052's
+// well-known prefix) forms are in an IPv4 network if the address they
+// carry is, and in an IPv6 network if they are: --target-deny 10.0.0.0/8
+// and --target-deny 64:ff9b::/96 both deny 64:ff9b::10.0.0.1. A default
+// deny is lifted only by an allowed network of its own family (an allowed
+// 64:ff9b::/96 does not open 64:ff9b::169.254.169.254). A host that
 // resolves to several addresses is allowed only if every one is.
 //
 // Thread safety: immutable after Make; use from any thread.

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace tickwheel::server::internal {
+namespace tickwheel::server::recurrence_internal {
 namespace {
 
 enum class Field { kSecond, kMinute, kHour, kDayOfMonth, kMonth, kDayOfWeek };
@@ -312,4 +312,4 @@ Result<CronExpression> ParseCronExpression(std::string_view text) {
   return out;
 }
 
-}  // namespace tickwheel::server::internal
+}  // namespace tickwheel::server::recurrence_internal

@@ -33,7 +33,7 @@
 
 #include "common/status.h"
 
-namespace tickwheel::server::internal {
+namespace tickwheel::server::recurrence_internal {
 
 // Thread safety: a value type. Bit i of a set means the value i matches.
 struct CronExpression {
@@ -58,6 +58,6 @@ struct CronExpression {
 // what is wrong: "day-of-week: 8 is not 0-7 or SUN-SAT".
 Result<CronExpression> ParseCronExpression(std::string_view text);
 
-}  // namespace tickwheel::server::internal
+}  // namespace tickwheel::server::recurrence_internal
 
 #endif  // TICKWHEEL_SERVER_SCHEDULE_CRON_EXPRESSION_H_

@@ -6,7 +6,7 @@
 
 #include "schedule/rfc3339.h"
 
-namespace tickwheel::server::internal {
+namespace tickwheel::server::recurrence_internal {
 namespace {
 
 // Local times are those of the years 0001-9999; instants within a day of
@@ -119,4 +119,4 @@ LocalTime CronRecurrence::Describe(std::int64_t ms) const {
                    period.abbreviation};
 }
 
-}  // namespace tickwheel::server::internal
+}  // namespace tickwheel::server::recurrence_internal

@@ -13,7 +13,7 @@
 #include "schedule/recurrence.h"
 #include "schedule/zone.h"
 
-namespace tickwheel::server::internal {
+namespace tickwheel::server::recurrence_internal {
 
 // Thread safety: immutable. Cost of NextAfter: one or two CronSearch
 // jumps and two to four zone look-ups, about a microsecond; at most one
@@ -59,6 +59,6 @@ class CronRecurrence {
   DstOverlap overlap_;
 };
 
-}  // namespace tickwheel::server::internal
+}  // namespace tickwheel::server::recurrence_internal
 
 #endif  // TICKWHEEL_SERVER_SCHEDULE_CRON_RECURRENCE_H_

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <bit>
 
-namespace tickwheel::server::internal {
+namespace tickwheel::server::recurrence_internal {
 namespace {
 
 constexpr std::int64_t kDay = 86400;
@@ -171,4 +171,4 @@ bool CronSearch::Matches(std::int64_t local_s) const {
          (expression_.seconds & (std::uint64_t{1} << (second_of_day % 60)));
 }
 
-}  // namespace tickwheel::server::internal
+}  // namespace tickwheel::server::recurrence_internal

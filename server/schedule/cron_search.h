@@ -14,7 +14,7 @@
 
 #include "schedule/cron_expression.h"
 
-namespace tickwheel::server::internal {
+namespace tickwheel::server::recurrence_internal {
 
 inline constexpr std::int64_t kMinLocalSeconds = -62135596800;  // 0001-01-01T00:00:00
 inline constexpr std::int64_t kMaxLocalSeconds = 253402300799;  // 9999-12-31T23:59:59
@@ -62,6 +62,6 @@ class CronSearch {
   bool can_match_ = false;
 };
 
-}  // namespace tickwheel::server::internal
+}  // namespace tickwheel::server::recurrence_internal
 
 #endif  // TICKWHEEL_SERVER_SCHEDULE_CRON_SEARCH_H_

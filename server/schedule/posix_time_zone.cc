@@ -9,7 +9,7 @@
 #include <iterator>
 #include <limits>
 
-namespace tickwheel::server::internal {
+namespace tickwheel::server::recurrence_internal {
 namespace {
 
 constexpr std::int64_t kDay = 86400;
@@ -225,4 +225,4 @@ std::string ReadTzifFooter(const std::string& path) {
   return bytes.substr(start + 1, bytes.size() - start - 2);
 }
 
-}  // namespace tickwheel::server::internal
+}  // namespace tickwheel::server::recurrence_internal

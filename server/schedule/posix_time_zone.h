@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-namespace tickwheel::server::internal {
+namespace tickwheel::server::recurrence_internal {
 
 // Thread safety: a value type. Offsets are seconds east of UTC (the TZ
 // string's own sign is the other way round: "CET-1" is UTC+1).
@@ -64,6 +64,6 @@ class PosixTimeZone {
 // ("" if there is none or the file cannot be read).
 std::string ReadTzifFooter(const std::string& path);
 
-}  // namespace tickwheel::server::internal
+}  // namespace tickwheel::server::recurrence_internal
 
 #endif  // TICKWHEEL_SERVER_SCHEDULE_POSIX_TIME_ZONE_H_

@@ -42,8 +42,8 @@ Result<Recurrence> Recurrence::Compile(const RecurrenceSpec& spec) {
     return Status::Invalid("invalid_value", "anchor_ms is only for every_ms schedules",
                            "anchor_ms");
   }
-  Result<std::shared_ptr<const internal::CronRecurrence>> cron =
-      internal::CronRecurrence::Compile(spec);
+  Result<std::shared_ptr<const recurrence_internal::CronRecurrence>> cron =
+      recurrence_internal::CronRecurrence::Compile(spec);
   if (!cron.ok()) return cron.status();
   r.cron_ = *std::move(cron);
   return r;
@@ -71,7 +71,7 @@ std::optional<std::int64_t> Recurrence::NextAfter(std::int64_t after_ms) const {
 
 LocalTime Recurrence::Describe(std::int64_t ms) const {
   if (cron_) return cron_->Describe(ms);
-  return LocalTime{internal::FormatRfc3339(ms, 0), 0, "UTC"};
+  return LocalTime{recurrence_internal::FormatRfc3339(ms, 0), 0, "UTC"};
 }
 
 std::string_view Recurrence::zone_name() const {

@@ -45,7 +45,7 @@ struct LocalTime {
   std::string abbreviation;  // "CEST"
 };
 
-namespace internal {
+namespace recurrence_internal {
 class CronRecurrence;  // cron_recurrence.h
 }
 
@@ -94,7 +94,7 @@ class Recurrence {
   Recurrence() = default;
 
   RecurrenceSpec spec_;
-  std::shared_ptr<const internal::CronRecurrence> cron_;  // null for every_ms
+  std::shared_ptr<const recurrence_internal::CronRecurrence> cron_;  // null for every_ms
 };
 
 // "shift"/"skip", "first"/"both" <-> the enums; kInvalidArgument otherwise

@@ -3,7 +3,7 @@
 
 #include <cstdio>
 
-namespace tickwheel::server::internal {
+namespace tickwheel::server::recurrence_internal {
 namespace {
 
 constexpr std::int64_t kMsPerDay = 86'400'000;
@@ -60,4 +60,4 @@ std::string FormatRfc3339(std::int64_t unix_ms, std::int32_t utc_offset_s) {
   return out;
 }
 
-}  // namespace tickwheel::server::internal
+}  // namespace tickwheel::server::recurrence_internal

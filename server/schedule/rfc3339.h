@@ -9,10 +9,10 @@
 #include <cstdint>
 #include <string>
 
-namespace tickwheel::server::internal {
+namespace tickwheel::server::recurrence_internal {
 
 std::string FormatRfc3339(std::int64_t unix_ms, std::int32_t utc_offset_s);
 
-}  // namespace tickwheel::server::internal
+}  // namespace tickwheel::server::recurrence_internal
 
 #endif  // TICKWHEEL_SERVER_SCHEDULE_RFC3339_H_

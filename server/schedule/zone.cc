@@ -11,7 +11,7 @@
 #include "schedule/cron_search.h"  // kMinLocalSeconds, kMaxLocalSeconds
 #include "tickwheel/internal/mutex.h"
 
-namespace tickwheel::server::internal {
+namespace tickwheel::server::recurrence_internal {
 namespace {
 
 char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
@@ -140,4 +140,4 @@ Zone::Resolved Zone::Resolve(std::int64_t local_s) const {
   return {Resolved::Kind::kGap, end, end};
 }
 
-}  // namespace tickwheel::server::internal
+}  // namespace tickwheel::server::recurrence_internal

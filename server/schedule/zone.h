@@ -22,7 +22,7 @@ namespace date {
 class time_zone;
 }
 
-namespace tickwheel::server::internal {
+namespace tickwheel::server::recurrence_internal {
 
 // Where Debian's libdate-tz (USE_OS_TZDB) reads the zones, and Zone their
 // footers.
@@ -84,6 +84,6 @@ class Zone {
   std::int64_t footer_from_ = 0;
 };
 
-}  // namespace tickwheel::server::internal
+}  // namespace tickwheel::server::recurrence_internal
 
 #endif  // TICKWHEEL_SERVER_SCHEDULE_ZONE_H_

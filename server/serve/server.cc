@@ -5,15 +5,21 @@
 
 #include <boost/asio/ip/address.hpp>
 #include <boost/json.hpp>
+#include <unistd.h>
+
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <numeric>
 
 #include "common/redact.h"
 #include "delivery/tls_client.h"
 #include "delivery/webhook_signer.h"
 #include "egress/target_policy.h"
+#include "schedule/schedule_record.h"
+#include "flow/flow_metrics.h"
 #include "ui/console.h"
 
 namespace tickwheel::server {
@@ -113,6 +119,16 @@ Result<Security> MakeSecurity(const ServeOptions& options, const tcp::endpoint& 
                         "if something in front of the server authenticates)");
   }
   out.access.metrics_auth = options.metrics_auth;
+  // The --listen host, when it is a name, names the server too.
+  std::vector<std::string> public_hosts = options.public_hosts;
+  const std::string listen_host = RequestGuard::HostOf(options.listen);
+  boost::system::error_code not_literal;
+  (void)asio::ip::make_address(listen_host, not_literal);
+  if (!listen_host.empty() && not_literal) public_hosts.push_back(listen_host);
+  Result<RequestGuard> guard =
+      RequestGuard::Make({.public_hosts = std::move(public_hosts), .allow_origins = options.allow_origins});
+  if (!guard.ok()) return guard.status();
+  out.access.guard = std::move(*guard);
   if (options.metrics_auth && !out.access.auth.enabled()) {
     return Status::Invalid("bad_flag", "--metrics-auth needs --auth-token-file (the tokens it checks)");
   }
@@ -162,14 +178,26 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
   try {
     s->http_ = std::make_unique<HttpServer>(
         s->ioc_, *endpoints, http_options,
-        [raw](HttpRequest& req) { return raw->Handle(req); });
+        [raw](const HttpRequest& head) { return raw->api_->Admit(head); });
   } catch (const boost::system::system_error& e) {
     return Status::Unavailable("cannot listen on " + options.listen + ": " + e.code().message() +
                                " (is another server using the port?)");
   }
   Metrics& metrics = s->metrics_;
   const bool cluster = !options.postgres.empty();
-  const std::string node_id = options.node_id.empty() ? options.listen : options.node_id;
+  // A node's name: --node-id, else the host name and the listening port
+  // (unique per machine; containers that all listen on 0.0.0.0:8080 have
+  // host names of their own). Its process is told apart by an instance id.
+  const std::string instance = NewInstanceId();
+  std::string node_id = options.node_id;
+  if (node_id.empty()) {
+    char host[256] = {};
+    if (gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') std::strcpy(host, "localhost");
+    // (Port 0, one the system picks: the instance tells them apart.)
+    node_id = std::string(host) + ":" +
+              (endpoint.port() != 0 ? std::to_string(endpoint.port()) : instance.substr(0, 8));
+  }
+  const std::string owner = LeaseOwner(node_id, instance);
   if (cluster) {
     if (options.data_dir_given) {
       spdlog::info("--data-dir {} is ignored: in cluster mode the store is PostgreSQL",
@@ -187,8 +215,10 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
     s->leases_ = std::make_unique<LeaseManager>(
         LeaseOptions{.postgres = options.postgres,
                      .node_id = node_id,
+                     .instance = instance,
                      .lease = options.lease,
-                     .release_wait = options.webhook.timeout + std::chrono::seconds(2)},
+                     .release_wait = options.webhook.timeout + std::chrono::seconds(2),
+                     .max_clock_offset = options.max_clock_offset},
         std::move(callbacks));
   }
 
@@ -201,7 +231,7 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
   store_options.data_dir = options.data_dir;
   store_options.postgres = options.postgres;
   store_options.shards = options.shards;
-  store_options.node_id = node_id;
+  store_options.node_id = owner;
   store_options.fence = s->leases_.get();
   // Past the window, with room for the owner's refill and clocks that differ.
   store_options.resync = [raw] {
@@ -217,6 +247,11 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
   Result<std::unique_ptr<TimerStore>> store = OpenTimerStore(store_options);
   if (!store.ok()) return store.status();
   s->store_ = std::move(*store);
+  s->store_calls_ = std::make_unique<StoreCalls>(*s->store_, options.store);
+  if (cluster) {
+    // One process per node id: a second one with the same id is refused.
+    if (Status claimed = s->leases_->ClaimNodeId(); !claimed.ok()) return claimed;
+  }
   const StateCounts at_start = s->store_->Counts();
   spdlog::info("store {}: {} pending, {} delivering (in flight at the last stop), "
                "{} delivered, {} failed, {} cancelled",
@@ -245,9 +280,14 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
                                       " secret(s) (Standard Webhooks)"
                                 : "not signed (no --webhook-secret-file)",
                security->policy->Describe());
+  s->flows_ = std::make_unique<FlowRegistry>(options.flow_defaults);
+  SchedulerOptions scheduler_options = options.scheduler;
+  // A cluster shares each limited flow's budget (flow/flow_shares.h).
+  scheduler_options.shared_flow_budget = cluster;
   s->scheduler_ = std::make_unique<Scheduler>(
-      *s->store_, clock, options.scheduler,
-      [raw](std::vector<DueEntry> due) { raw->dispatcher_->OnFired(std::move(due)); });
+      *s->store_, clock, scheduler_options,
+      [raw](std::vector<FiredTimer> due) { raw->dispatcher_->OnFired(std::move(due)); },
+      s->flows_.get());
   s->dispatcher_ = std::make_unique<Dispatcher>(*s->store_, *s->scheduler_, clock, *s->webhook_,
                                                 s->nats_.get(), metrics);
   if (options.pause_delivery) {
@@ -255,9 +295,35 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
     spdlog::warn("--pause-delivery: no timer is fired until POST /v1/admin/delivery:resume "
                  "(tickwheel delivery resume)");
   }
-  s->store_->SetDueListener([raw](const std::string& id, std::optional<std::int64_t> due) {
-    raw->scheduler_->OnDueChange(id, due);
-  });
+  s->store_->SetDueListener(
+      [raw](const std::string& id, std::optional<std::int64_t> due, const std::string& flow) {
+        raw->scheduler_->OnDueChange(id, due, flow);
+      });
+  if (cluster) {
+    FlowSharesCallbacks share_callbacks;
+    share_callbacks.flows = [raw] { return raw->scheduler_->Flows(); };
+    share_callbacks.share = [raw](const std::string& flow, std::optional<FlowLimits> share,
+                                  TimePoint until) {
+      raw->scheduler_->SetFlowShare(flow, share, until);
+    };
+    s->flow_shares_ = std::make_unique<FlowShares>(
+        FlowSharesOptions{.postgres = options.postgres, .node_id = node_id, .lease = options.lease},
+        std::move(share_callbacks), *s->flows_, clock);
+  }
+  s->flow_service_ = std::make_unique<FlowService>(
+      *s->store_, *s->flows_, clock,
+      [raw]() -> Result<std::map<std::string, FlowActivity>> {
+        if (raw->flow_shares_) return raw->flow_shares_->Activity();
+        return raw->LocalFlowActivity();
+      },
+      [raw] {
+        raw->scheduler_->Nudge();
+        if (raw->flow_shares_) raw->flow_shares_->Nudge();
+      });
+  if (Status flows = s->flow_service_->Refresh(); !flows.ok()) {
+    return Status::Unavailable("cannot read the flows' settings: " + flows.message());
+  }
+  s->flow_handlers_ = std::make_unique<FlowHandlers>(*s->store_calls_, *s->flow_service_);
 
   ApiLimits limits = options.limits;
   limits.nats_enabled = s->nats_ != nullptr;
@@ -266,17 +332,19 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
   targets.policy = security->policy.get();
   targets.resolver = &s->webhook_->resolver();
   s->policy_ = security->policy;
-  s->handlers_ = std::make_unique<TimerHandlers>(*s->store_, clock, metrics, limits, targets);
-  s->dead_letters_ = std::make_unique<DeadLetterHandlers>(*s->store_, clock);
+  s->handlers_ = std::make_unique<TimerHandlers>(*s->store_calls_, clock, metrics, limits, targets);
+  s->schedules_ = std::make_unique<ScheduleHandlers>(*s->store_calls_, clock, metrics, limits, targets);
+  s->dead_letters_ = std::make_unique<DeadLetterHandlers>(*s->store_calls_, clock);
   s->series_ = std::make_unique<MetricsSeries>(metrics, clock.WallMs());
   s->series_sampler_ = std::make_unique<internal::PeriodicThread>(
       clock.steady(), std::chrono::milliseconds(MetricsSeries::kBucketMs),
       [raw, &clock] { raw->series_->Sample(clock.WallMs()); });
   StatsSources sources;
   sources.node_id = cluster ? node_id : "";
+  sources.instance = cluster ? instance : "";
   sources.started_ms = clock.WallMs();
   sources.in_window = [raw] { return raw->scheduler_->loaded(); };
-  s->stats_ = std::make_unique<StatsHandlers>(*s->store_, clock, metrics, *s->series_,
+  s->stats_ = std::make_unique<StatsHandlers>(*s->store_calls_, clock, metrics, *s->series_,
                                               std::move(sources));
   s->exports_ = std::make_unique<ExportSessions>(*s->store_, clock);
   s->backups_ = std::make_unique<BackupTaker>(*s->store_);
@@ -294,15 +362,25 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
   controls.writes_paused = &s->writes_paused_;
   controls.pause_wait = options.drain_timeout;
   s->admin_ = std::make_unique<AdminHandlers>(
-      AdminParts{*s->store_, clock, *s->exports_, *s->backups_, *s->admin_pool_,
+      AdminParts{*s->store_calls_, clock, *s->flow_service_, *s->exports_, *s->backups_, *s->admin_pool_,
                  cluster ? "postgres" : "embedded"},
       limits, std::move(controls));
   const bool tokens = security->access.auth.enabled();
   const std::size_t token_count = security->access.auth.size();
+  Api::StaticFiles console;
+  if (options.ui) {
+    console = [](const HttpRequest& head) -> std::optional<HttpResponse> {
+      const std::string_view target = head.target();
+      if (!Console::Handles(target.substr(0, target.find('?')))) return std::nullopt;
+      return Console::Serve(head);
+    };
+  }
   s->api_ = std::make_unique<Api>(
-      Api::Handlers{*s->handlers_, *s->dead_letters_, *s->stats_, *s->admin_}, metrics,
+      Api::Handlers{*s->handlers_, *s->dead_letters_, *s->stats_, *s->schedules_,
+                    *s->flow_handlers_, *s->admin_},
+      metrics,
       [raw](std::string& out) { raw->AppendGauges(out); }, [raw] { return raw->HealthDetail(); },
-      std::move(security->access), &s->writes_paused_);
+      std::move(security->access), std::move(console), &s->writes_paused_);
   if (tokens) {
     spdlog::info("access: {} token(s) from --auth-token-file; /metrics {}", token_count,
                  options.metrics_auth ? "needs a token" : "open");
@@ -316,13 +394,15 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
     s->retention_->Start();
   }
   if (cluster) {
-    s->StartCluster(node_id);
+    s->StartCluster(node_id, owner);
   } else {
     std::vector<int> shards(static_cast<std::size_t>(s->store_->shard_count()));
     std::iota(shards.begin(), shards.end(), 0);
     s->scheduler_->AddShards(shards);
   }
   s->scheduler_->Start();
+  s->flow_refresher_ = std::make_unique<internal::PeriodicThread>(
+      clock.steady(), std::chrono::seconds(1), [raw] { raw->RefreshFlows(); });
   s->http_->Start();
   for (unsigned i = 0; i < std::max(1u, options.threads); ++i) {
     s->http_threads_.emplace_back([raw] { raw->ioc_.run(); });
@@ -330,7 +410,7 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
   s->started_ = true;
   const std::string urls = ListenUrls(s->http_->endpoints(), http_options.tls != nullptr);
   spdlog::info("tickwheel serve: listening on {}, {}", urls,
-               cluster ? "cluster node " + node_id + " over " +
+               cluster ? "cluster node " + node_id + " (instance " + instance + ") over " +
                              std::to_string(s->store_->shard_count()) + " shards"
                        : "data in " + options.data_dir);
   if (options.ui) {
@@ -341,37 +421,68 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
   return s;
 }
 
-asio::awaitable<HttpResponse> Server::Handle(HttpRequest& req) {
-  const std::string_view target = req.target();
-  if (options_.ui && Console::Handles(target.substr(0, target.find('?')))) {
-    co_return Console::Serve(req);
-  }
-  HttpResponse res = co_await api_->Handle(req);  // its own statement (GCC 12)
-  co_return res;
-}
-
-void Server::StartCluster(const std::string& node_id) {
+void Server::StartCluster(const std::string& node_id, const std::string& owner) {
   node_id_ = node_id;
   NotificationCallbacks callbacks;
-  callbacks.due = [this](const std::string& id, std::optional<std::int64_t> due) {
-    scheduler_->OnDueChange(id, due);
-  };
+  callbacks.due = [this](const std::string& id, std::optional<std::int64_t> due,
+                         const std::string& flow) { scheduler_->OnDueChange(id, due, flow); };
   callbacks.resync = [this] { scheduler_->ReloadShards(); };
   callbacks.leases = [this] { leases_->Nudge(); };
-  notifications_ = std::make_unique<NotificationListener>(options_.postgres, node_id,
+  callbacks.flows = [this](const std::string&) {
+    if (Status s = flow_service_->Refresh(); s.ok()) scheduler_->Nudge();
+  };
+  notifications_ = std::make_unique<NotificationListener>(options_.postgres, owner,
                                                           std::move(callbacks));
   notifications_->Start();
   leases_->Start(store_->shard_count());
+  flow_shares_->Start();
 }
 
 std::string Server::HealthDetail() const {
-  std::string out;
+  std::string out = store_calls_->available() ? R"(,"store":"ok")" : R"(,"store":"unavailable")";
   if (scheduler_->paused()) out += ",\"delivery\":\"paused\"";
   if (writes_paused_.load()) out += ",\"writes\":\"paused\"";
   if (!leases_) return out;
   return out + ",\"node\":" + boost::json::serialize(boost::json::string(node_id_)) + ",\"shards_owned\":" +
          std::to_string(leases_->owned().size()) +
          ",\"leases_held\":" + (leases_->holds_leases() ? "true" : "false");
+}
+
+void Server::RefreshFlows() {
+  if (Status s = flow_service_->Refresh(); !s.ok()) {
+    spdlog::warn("flows: could not read their settings ({}); the last ones read stay in force",
+                 s.message());
+  }
+  if (flow_refreshes_++ % 5 != 0) return;
+  std::map<std::string, std::int64_t> backlog;
+  const std::vector<int> shards = scheduler_->shards();
+  const std::int64_t now_ms = clock_.WallMs();
+  for (const FlowStats& f : scheduler_->Flows()) {
+    if (!f.deferred) continue;
+    // At most 10,000 counted (the embedded store walks its due index for it).
+    Result<TimerStore::FlowCount> n = store_->CountFlowDue(f.key, now_ms + 1, 10'000, &shards);
+    if (n.ok()) backlog[f.key] = n->count;
+  }
+  internal::MutexLock lock(flow_backlog_mutex_);
+  flow_backlog_ = std::move(backlog);
+}
+
+std::map<std::string, FlowActivity> Server::LocalFlowActivity() const {
+  std::map<std::string, FlowActivity> out;
+  for (const FlowStats& f : scheduler_->Flows()) {
+    if (f.in_flight == 0 && f.sent_last_minute == 0 && f.waiting == 0 && !f.deferred &&
+        f.held_until_ms == 0 && f.lowered_rate == 0) {
+      continue;
+    }
+    FlowActivity& a = out[f.key];
+    a.in_flight = f.in_flight;
+    a.sent_last_minute = f.sent_last_minute;
+    a.delivered_last_minute = f.delivered_last_minute;
+    a.throttled_last_minute = f.throttled_last_minute;
+    a.lowered_rate = f.lowered_rate;
+    a.held_until_ms = f.held_until_ms;
+  }
+  return out;
 }
 
 Server::~Server() {
@@ -396,6 +507,15 @@ void Server::AppendGauges(std::string& out) const {
   AppendCounter(out, "tickwheel_webhook_connects_total", "Webhook connections made (plain and TLS).", webhook_->connects());
   AppendCounter(out, "tickwheel_webhook_tls_handshakes_total", "TLS handshakes with https:// receivers completed.", webhook_->tls_handshakes());
   AppendCounter(out, "tickwheel_webhook_tls_resumed_total", "Of those, handshakes that resumed a session.", webhook_->tls_resumed());
+  AppendCounter(out, "tickwheel_webhook_connection_waits_total", "Attempts that waited for a connection slot (--max-webhook-connections).", webhook_->waited_for_connection());
+  AppendCounter(out, "tickwheel_dns_lookup_timeouts_total", "Name lookups not answered within the time an attempt or a create waits.", webhook_->resolver().timeouts());
+  AppendCounter(out, "tickwheel_dns_lookups_refused_total", "Name lookups refused: the resolver's queue or cache was full.", webhook_->resolver().refused());
+  AppendCounter(out, "tickwheel_dns_stale_answers_total", "Expired answers used while the name was looked up again.", webhook_->resolver().stale_answers());
+  AppendGauge(out, "tickwheel_dns_cached_names", "Names in the resolver's cache.", static_cast<double>(webhook_->resolver().cached_names()));
+  AppendCounter(out, "tickwheel_store_calls_late_total", "API store calls answered 503 at the deadline (--store-timeout).", store_calls_->late());
+  AppendCounter(out, "tickwheel_store_calls_refused_total", "API store calls refused: too many waiting.", store_calls_->refused());
+  AppendGauge(out, "tickwheel_store_available", "1 if the store answers the API in time (as /healthz says).", store_calls_->available() ? 1 : 0);
+  AppendCounter(out, "tickwheel_http_refused_per_client_total", "Connections closed at accept: their client held --max-connections-per-client.", http_->refused_per_client());
   if (leases_) {
     AppendGauge(out, "tickwheel_cluster_shards_owned", "Shards whose lease this node holds.", static_cast<double>(leases_->owned().size()));
     AppendGauge(out, "tickwheel_cluster_leases_held", "1 if the node holds its leases, renewed in time.", leases_->holds_leases() ? 1 : 0);
@@ -404,6 +524,26 @@ void Server::AppendGauges(std::string& out) const {
     AppendCounter(out, "tickwheel_cluster_leases_acquired_total", "Leases taken.", leases_->acquired_leases());
     AppendCounter(out, "tickwheel_cluster_leases_released_total", "Leases handed over.", leases_->released_leases());
     AppendCounter(out, "tickwheel_cluster_notices_total", "Announcements of other nodes' changes received.", notifications_->notices());
+    const std::optional<std::int64_t> offset = leases_->clock_offset_ms();
+    AppendGauge(out, "tickwheel_cluster_clock_offset_seconds", "This node's wall clock minus the database's, at the last heartbeat (NaN before the first).", offset ? static_cast<double>(*offset) / 1000.0 : std::nan(""));
+    AppendGauge(out, "tickwheel_cluster_clock_ok", "0 while the clock offset is past --max-clock-offset (the node owns no shard).", leases_->clock_ok() ? 1 : 0);
+    AppendGauge(out, "tickwheel_cluster_identity_ok", "0 while another process holds this node id (the node owns no shard).", leases_->identity_ok() ? 1 : 0);
+  }
+  const ScheduleCounts schedules = store_->CountSchedules();
+  std::vector<std::pair<std::string_view, double>> schedules_by_state;
+  for (int i = 0; i < kScheduleStates; ++i) {
+    schedules_by_state.emplace_back(StateName(static_cast<ScheduleState>(i)),
+                                    static_cast<double>(schedules[static_cast<std::size_t>(i)]));
+  }
+  AppendLabeledGauge(out, "tickwheel_schedules", "Schedules in the store by state.", "state",
+                     schedules_by_state);
+  {
+    std::map<std::string, std::int64_t> backlog;
+    {
+      internal::MutexLock lock(flow_backlog_mutex_);
+      backlog = flow_backlog_;
+    }
+    AppendFlowMetrics(out, scheduler_->Flows(), scheduler_->RetiredFlows(), flows_->All(), backlog);
   }
   AppendCounter(out, "tickwheel_timers_swept_total", "Overdue timers found not loaded by the sweep (a missed change; should stay 0).", scheduler_->swept());
   AppendCounter(out, "tickwheel_http_overloaded_total", "Requests and connections refused (503 or closed) over a limit.", http_->overloaded());
@@ -414,10 +554,13 @@ void Server::Drain(const std::function<bool()>& cut_short) {
   if (drained_) return;
   drained_ = true;
   if (!started_) return;  // Start failed: the members' destructors stop what started
+  // Probes get 503 "draining" and new writes are refused, on new
+  // connections too; each answer closes its connection.
   api_->SetDraining();
-  http_->StopAccepting();
+  http_->CloseAfterEachAnswer();
   if (leases_) leases_->StopAcquiring();
   // No new attempts; wait for those in flight to be written back.
+  flow_refresher_.reset();
   scheduler_->Stop();
   const auto deadline = std::chrono::steady_clock::now() + options_.drain_timeout;
   if (!WaitFor([&] { return dispatcher_->in_flight() == 0; }, deadline, cut_short)) {
@@ -429,10 +572,13 @@ void Server::Drain(const std::function<bool()>& cut_short) {
   webhook_->Stop();
   if (nats_) nats_->Stop();
   dispatcher_->Stop();
-  // Cluster: hand the shards over, so other nodes fire them at once.
+  // Cluster: give the flows' shares back and hand the shards over, so other
+  // nodes take them at once.
+  if (flow_shares_) flow_shares_->Stop(/*release=*/true);
   if (notifications_) notifications_->Stop();
   if (leases_) leases_->Stop(/*hand_over=*/true);
   // Let open connections finish the request they are in, briefly.
+  http_->StopAccepting();
   WaitFor([&] { return http_->open_connections() == 0; },
           std::chrono::steady_clock::now() + std::chrono::seconds(2), cut_short);
   ioc_.stop();
@@ -441,6 +587,7 @@ void Server::Drain(const std::function<bool()>& cut_short) {
   exports_->Clear();    // their snapshots go before the store closes
   series_sampler_.reset();
   if (retention_) retention_->Stop();
+  store_calls_->Stop();
   store_->Close();
 }
 

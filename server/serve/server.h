@@ -14,7 +14,9 @@
 
 #include "api/admin_handlers.h"
 #include "api/api.h"
+#include "api/flow_handlers.h"
 #include "api/http_server.h"
+#include "api/store_calls.h"
 #include "api/timer_handlers.h"
 #include "cluster/lease_manager.h"
 #include "cluster/notification_listener.h"
@@ -26,6 +28,9 @@
 #include "delivery/nats_publisher.h"
 #include "delivery/webhook_client.h"
 #include "egress/target_policy.h"
+#include "flow/flow_registry.h"
+#include "flow/flow_service.h"
+#include "flow/flow_shares.h"
 #include "scheduler/scheduler.h"
 #include "serve/serve_options.h"
 #include "store/retention.h"
@@ -57,11 +62,14 @@ class Server {
  private:
   explicit Server(const ServeOptions& options, ServerClock& clock);
   void AppendGauges(std::string& out) const;
-  // Every request: the console's files (with --ui), else the API.
-  boost::asio::awaitable<HttpResponse> Handle(HttpRequest& req);
   std::string HealthDetail() const;
   // Cluster mode: leases decide which shards this node fires.
-  void StartCluster(const std::string& node_id);
+  void StartCluster(const std::string& node_id, const std::string& owner);
+  // Every second: the flows' settings from the store; every fifth, how
+  // many timers deferred flows have due in the store (their backlog metric).
+  void RefreshFlows();
+  // What this node does with each flow (the API's numbers, embedded mode).
+  std::map<std::string, FlowActivity> LocalFlowActivity() const;
 
   const ServeOptions options_;
   ServerClock& clock_;
@@ -72,11 +80,21 @@ class Server {
   std::shared_ptr<const TargetPolicy> policy_;  // shared with the webhook client
   std::unique_ptr<LeaseManager> leases_;  // cluster mode
   std::unique_ptr<TimerStore> store_;
+  std::unique_ptr<StoreCalls> store_calls_;  // how the API reaches store_
   std::unique_ptr<NatsPublisher> nats_;
   std::unique_ptr<WebhookClient> webhook_;
+  std::unique_ptr<FlowRegistry> flows_;
   std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<FlowService> flow_service_;
+  std::unique_ptr<FlowHandlers> flow_handlers_;
+  std::unique_ptr<internal::PeriodicThread> flow_refresher_;
+  std::unique_ptr<FlowShares> flow_shares_;  // cluster mode
+  mutable internal::Mutex flow_backlog_mutex_;
+  std::map<std::string, std::int64_t> flow_backlog_ TW_GUARDED_BY(flow_backlog_mutex_);
+  int flow_refreshes_ = 0;  // the refresher's
   std::unique_ptr<Dispatcher> dispatcher_;
   std::unique_ptr<TimerHandlers> handlers_;
+  std::unique_ptr<ScheduleHandlers> schedules_;
   std::unique_ptr<DeadLetterHandlers> dead_letters_;
   std::unique_ptr<StatsHandlers> stats_;
   // The admin routes': exports in progress, backups, and the threads they

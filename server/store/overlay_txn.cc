@@ -4,14 +4,21 @@
 namespace tickwheel::server {
 
 const Result<std::optional<TimerRecord>>& OverlayTxn::Stored(const std::string& id) {
-  auto it = stored_.find(id);
-  if (it == stored_.end()) it = stored_.emplace(id, Load(id)).first;
-  return it->second;
+  return timers_.Stored(id, [this](const std::string& i) { return Load(i); });
+}
+
+const Result<std::optional<ScheduleRow>>& OverlayTxn::StoredSchedule(const std::string& id) {
+  return schedules_.Stored(id, [this](const std::string& i) { return LoadSchedule(i); });
 }
 
 Result<std::optional<TimerRecord>> OverlayTxn::Get(const std::string& id) {
-  if (auto it = overlay_.find(id); it != overlay_.end()) return it->second;
+  if (const std::optional<TimerRecord>* w = timers_.Written(id)) return *w;
   return Stored(id);
+}
+
+Result<std::optional<ScheduleRow>> OverlayTxn::GetSchedule(const std::string& id) {
+  if (const std::optional<ScheduleRow>* w = schedules_.Written(id)) return *w;
+  return StoredSchedule(id);
 }
 
 bool OverlayTxn::Writable(const std::string& id) {
@@ -22,56 +29,41 @@ bool OverlayTxn::Writable(const std::string& id) {
   return false;
 }
 
-void OverlayTxn::Set(const std::string& id, std::optional<TimerRecord> value) {
-  auto it = overlay_.find(id);
-  if (it == overlay_.end()) {
-    undo_.emplace_back(id, std::nullopt);
-    overlay_.emplace(id, std::move(value));
-    order_.push_back(id);
-  } else {
-    undo_.emplace_back(id, std::move(it->second));
-    it->second = std::move(value);
-  }
+bool OverlayTxn::WritableSchedule(const std::string& id) {
+  if (StoredSchedule(id).ok()) return true;
+  violation_ = Status::Corrupt("schedule \"" + id +
+                               "\" could not be read from the store; it was not changed");
+  return false;
 }
 
 void OverlayTxn::Put(const std::optional<TimerRecord>&, const TimerRecord& after) {
-  if (Writable(after.id)) Set(after.id, after);
+  if (Writable(after.id)) timers_.Set(after.id, after);
 }
 
 void OverlayTxn::Erase(const TimerRecord& before) {
-  if (Writable(before.id)) Set(before.id, std::nullopt);
+  if (Writable(before.id)) timers_.Set(before.id, std::nullopt);
+}
+
+void OverlayTxn::PutSchedule(const std::optional<ScheduleRow>&, const ScheduleRow& after) {
+  if (WritableSchedule(after.id)) schedules_.Set(after.id, after);
+}
+
+void OverlayTxn::EraseSchedule(const ScheduleRow& before) {
+  if (WritableSchedule(before.id)) schedules_.Set(before.id, std::nullopt);
 }
 
 void OverlayTxn::Begin() {
-  undo_.clear();
-  order_at_begin_ = order_.size();
+  timers_.Begin();
+  schedules_.Begin();
   violation_ = Status::Ok();
 }
 
 Status OverlayTxn::End(Status status) {
   if (status.ok() && !violation_.ok()) status = violation_;
   if (status.ok()) return status;
-  for (auto it = undo_.rbegin(); it != undo_.rend(); ++it) {
-    if (it->second) {
-      overlay_[it->first] = std::move(*it->second);
-    } else {
-      overlay_.erase(it->first);
-    }
-  }
-  order_.resize(order_at_begin_);
+  timers_.Undo();
+  schedules_.Undo();
   return status;
-}
-
-std::vector<RecordChange> OverlayTxn::Changes() const {
-  std::vector<RecordChange> out;
-  out.reserve(order_.size());
-  for (const std::string& id : order_) {
-    const std::optional<TimerRecord>& after = overlay_.at(id);
-    const std::optional<TimerRecord>& before = *stored_.at(id);
-    if (before == after) continue;
-    out.push_back({before, after});
-  }
-  return out;
 }
 
 StateCounts CountDelta(const std::vector<RecordChange>& changes) {
@@ -83,16 +75,24 @@ StateCounts CountDelta(const std::vector<RecordChange>& changes) {
   return delta;
 }
 
-std::vector<std::pair<std::string, std::optional<std::int64_t>>> DueChanges(
-    const std::vector<RecordChange>& changes) {
-  std::vector<std::pair<std::string, std::optional<std::int64_t>>> out;
+ScheduleCounts CountDelta(const std::vector<ScheduleChange>& changes) {
+  ScheduleCounts delta{};
+  for (const ScheduleChange& c : changes) {
+    if (c.before && c.before->state < kScheduleStates) --delta[c.before->state];
+    if (c.after && c.after->state < kScheduleStates) ++delta[c.after->state];
+  }
+  return delta;
+}
+
+std::vector<DueChange> DueChanges(const std::vector<RecordChange>& changes) {
+  std::vector<DueChange> out;
   for (const RecordChange& c : changes) {
     const bool was = c.before && IsScheduled(c.before->state);
     const bool is = c.after && IsScheduled(c.after->state);
     if (is && (!was || c.before->due_ms != c.after->due_ms)) {
-      out.emplace_back(c.after->id, c.after->due_ms);
+      out.push_back({c.after->id, c.after->due_ms, c.after->flow});
     } else if (was && !is) {
-      out.emplace_back(c.before->id, std::nullopt);
+      out.push_back({c.before->id, std::nullopt, c.before->flow});
     }
   }
   return out;

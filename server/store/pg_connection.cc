@@ -92,6 +92,15 @@ Result<std::string> PgConnection::Prepared(const std::string& sql, int params) {
 }
 
 Result<PgResult> PgConnection::Exec(const std::string& sql, const PgParams& params) {
+  return Run(sql, params, 0);
+}
+
+Result<PgResult> PgConnection::ExecBinary(const std::string& sql, const PgParams& params) {
+  return Run(sql, params, 1);
+}
+
+Result<PgResult> PgConnection::Run(const std::string& sql, const PgParams& params,
+                                   int result_format) {
   std::vector<const char*> values;
   values.reserve(params.size());
   for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
@@ -100,8 +109,9 @@ Result<PgResult> PgConnection::Exec(const std::string& sql, const PgParams& para
   if (!name.ok()) return name.status();
   pg_result* raw =
       name->empty()
-          ? PQexecParams(conn_, sql.c_str(), n, nullptr, values.data(), nullptr, nullptr, 0)
-          : PQexecPrepared(conn_, name->c_str(), n, values.data(), nullptr, nullptr, 0);
+          ? PQexecParams(conn_, sql.c_str(), n, nullptr, values.data(), nullptr, nullptr,
+                         result_format)
+          : PQexecPrepared(conn_, name->c_str(), n, values.data(), nullptr, nullptr, result_format);
   const ExecStatusType status = raw ? PQresultStatus(raw) : PGRES_FATAL_ERROR;
   if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return PgResult(raw);
   const char* state = raw ? PQresultErrorField(raw, PG_DIAG_SQLSTATE) : nullptr;

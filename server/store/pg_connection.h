@@ -73,6 +73,9 @@ class PgConnection {
   // statement is prepared again), kInvalidArgument for anything else (a
   // bug); the message has PostgreSQL's text and SQLSTATE.
   Result<PgResult> Exec(const std::string& sql, const PgParams& params = {});
+  // The same, with the results in binary form: a bytea column's Text() is
+  // its bytes (no hex text twice their size), an integer's is big-endian.
+  Result<PgResult> ExecBinary(const std::string& sql, const PgParams& params = {});
 
   // Runs `sql`, which may be several statements, without parameters and
   // unprepared (the simple query protocol).
@@ -93,6 +96,7 @@ class PgConnection {
   // The prepared statement's name for `sql`, preparing it if new; "" to run
   // it unprepared (the cache is full).
   Result<std::string> Prepared(const std::string& sql, int params);
+  Result<PgResult> Run(const std::string& sql, const PgParams& params, int result_format);
   Status ErrorOf(pg_result* raw);
   pg_conn* conn_;
   std::unordered_map<std::string, std::string> prepared_;  // SQL text -> name

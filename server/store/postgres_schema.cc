@@ -38,6 +38,55 @@ INSERT INTO tickwheel_counts SELECT generate_series(0, 4), 0;
 CREATE TABLE tickwheel_count_deltas (
   seq bigserial PRIMARY KEY, state smallint NOT NULL, delta bigint NOT NULL);
 )sql",
+    // 2: flows (docs/flows.md). Rows from before get their flow when a node
+    // of this version opens the store (BackfillFlows).
+    R"sql(
+ALTER TABLE tickwheel_timers ADD COLUMN flow text COLLATE "C";
+CREATE INDEX tickwheel_timers_flow_due ON tickwheel_timers (flow, due_ms, id) WHERE state IN (0, 1);
+CREATE TABLE tickwheel_flows (flow text COLLATE "C" PRIMARY KEY, settings text NOT NULL);
+CREATE TABLE tickwheel_flow_shares (
+  flow text COLLATE "C" NOT NULL,
+  node_id text NOT NULL,
+  rate double precision,
+  burst bigint,
+  max_in_flight bigint,
+  demand bigint NOT NULL,
+  expires_at timestamptz NOT NULL,
+  PRIMARY KEY (flow, node_id));
+CREATE TABLE tickwheel_flow_holds (flow text COLLATE "C" PRIMARY KEY, until_ms bigint NOT NULL);
+CREATE TABLE tickwheel_flow_stats (
+  node_id text NOT NULL,
+  flow text COLLATE "C" NOT NULL,
+  sent bigint NOT NULL,
+  delivered bigint NOT NULL,
+  throttled bigint NOT NULL,
+  in_flight bigint NOT NULL,
+  lowered_rate double precision NOT NULL,
+  expires_at timestamptz NOT NULL,
+  PRIMARY KEY (node_id, flow));
+)sql",
+    // 3: schedules (server/schedule/), kept with their occurrences' shard;
+    // their states counted in tickwheel_counts from 100 on.
+    R"sql(
+CREATE TABLE tickwheel_schedules (
+  id text COLLATE "C" PRIMARY KEY,
+  shard integer NOT NULL,
+  state smallint NOT NULL,
+  record bytea NOT NULL);
+CREATE INDEX tickwheel_schedules_state ON tickwheel_schedules (state, id);
+INSERT INTO tickwheel_counts SELECT 100 + generate_series(0, 2), 0;
+)sql",
+    // 4: the target's host as a column, so that a listing filtered by host
+    // is filtered in SQL (NULL: written before, read to be checked); each
+    // node's process (instance), clock offset, and whether it takes shards
+    // (a node that refuses them, its clock off, is not counted in the fair
+    // share) beside its heartbeat.
+    R"sql(
+ALTER TABLE tickwheel_timers ADD COLUMN host text COLLATE "C";
+ALTER TABLE tickwheel_nodes ADD COLUMN instance text NOT NULL DEFAULT '';
+ALTER TABLE tickwheel_nodes ADD COLUMN clock_offset_ms bigint;
+ALTER TABLE tickwheel_nodes ADD COLUMN accepting boolean NOT NULL DEFAULT true;
+)sql",
 };
 
 constexpr const char* kLockKey = "7304251998466113";  // pg_advisory_lock key

@@ -21,9 +21,16 @@ Result<int> MigrateSchema(PgConnection& conn, int requested_shards);
 
 // The tables (all prefixed tickwheel_):
 //   timers(id text collate "C" primary key, shard, state, due_ms,
-//          updated_ms, record bytea)   record: store/record_codec.h
-//     indexes: (due_ms, id) and (shard, due_ms, id) of pending and
-//     delivering timers; (state, updated_ms, id) of finished ones
+//          updated_ms, record bytea, flow)   record: store/record_codec.h
+//     indexes: (due_ms, id), (shard, due_ms, id) and (flow, due_ms, id) of
+//     pending and delivering timers; (state, updated_ms, id) of finished ones
+//   flows(flow primary key, settings)   flow/flow_settings.h
+//   flow_shares(flow, node_id, rate, burst, max_in_flight, demand,
+//               expires_at)   a node's lease on a share of a flow's budget
+//   flow_holds(flow primary key, until_ms)   Retry-After holds
+//   flow_stats(node_id, flow, sent, delivered, throttled, in_flight,
+//              lowered_rate, expires_at)
+//     each node's last minute per flow (flow/flow_shares.h)
 //   shard_leases(shard primary key, owner, epoch, expires_at)
 //   nodes(node_id primary key, expires_at, started_at)
 //   counts(state primary key, n) + count_deltas(seq, state, delta):

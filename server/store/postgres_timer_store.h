@@ -14,7 +14,8 @@
 
 namespace tickwheel::server {
 
-// Timers are spread over shards by a hash of their id (ShardOfId), fixed
+// Timers are spread over shards by a hash of their id (ShardOfId: of the
+// part before an '@', so a schedule and its occurrences share one), fixed
 // when the schema is created (store/postgres_schema.h). A group of
 // mutations is one transaction: the group's rows are read and locked (FOR
 // UPDATE, in id order), the mutations run in memory, and the net changes
@@ -42,17 +43,22 @@ namespace tickwheel::server {
 // arms them; this node's own are told to its DueListener directly.
 Result<std::unique_ptr<TimerStore>> OpenPostgresTimerStore(const StoreOptions& options);
 
-// The shard of `id` among `shards`: FNV-1a of its bytes, modulo.
+// The shard of `id` among `shards`: FNV-1a of the bytes of ShardKeyOf(id)
+// (the id up to an '@': timer/occurrence_id.h), modulo.
 int ShardOfId(std::string_view id, int shards);
 
 inline constexpr std::string_view kDueChannel = "tickwheel_due";
+// A flow's settings changed (UpdateFlowSettings): the payload is its key.
+inline constexpr std::string_view kFlowsChannel = "tickwheel_flows";
 
 // A NOTIFY payload: "<node id>\n" then one line per change: "<shard> <due_ms>
-// <id>", or "<shard> - <id>" when the timer is no longer scheduled.
+// <id> <flow>", or "<shard> - <id> <flow>" when the timer is no longer
+// scheduled. (A line of a node from before flows has no flow: "".)
 struct DueNotice {
   int shard;
   std::optional<std::int64_t> due_ms;
   std::string id;
+  std::string flow;
 };
 struct DuePayload {
   std::string node_id;

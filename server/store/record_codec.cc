@@ -3,57 +3,26 @@
 
 #include <cstring>
 
+#include "common/binary_codec.h"
+#include "timer/flow_key.h"
+
 namespace tickwheel::server {
 namespace {
 
 constexpr std::uint8_t kFormat1 = 1;
 constexpr std::uint8_t kFormat2 = 2;
+constexpr std::uint8_t kFormat3 = 3;
 constexpr std::uint16_t kMaxHeaders = 256;
-static_assert(kFormat2 == kRecordFormat, "kRecordFormat names the format EncodeRecord writes");
-
-template <typename T>
-void PutFixed(std::string& out, T value) {
-  char buf[sizeof(T)];
-  std::memcpy(buf, &value, sizeof(T));
-  out.append(buf, sizeof(T));
-}
-
-void PutString(std::string& out, std::string_view s) {
-  PutFixed<std::uint32_t>(out, static_cast<std::uint32_t>(s.size()));
-  out.append(s);
-}
-
-class Reader {
- public:
-  explicit Reader(std::string_view in) : in_(in) {}
-  template <typename T>
-  bool Fixed(T& value) {
-    if (in_.size() < sizeof(T)) return false;
-    std::memcpy(&value, in_.data(), sizeof(T));
-    in_.remove_prefix(sizeof(T));
-    return true;
-  }
-  bool String(std::string& s) {
-    std::uint32_t n = 0;
-    if (!Fixed(n) || in_.size() < n) return false;
-    s.assign(in_.data(), n);
-    in_.remove_prefix(n);
-    return true;
-  }
-  bool done() const { return in_.empty(); }
-
- private:
-  std::string_view in_;
-};
+static_assert(kFormat3 == kRecordFormat, "kRecordFormat names the format EncodeRecord writes");
 
 // The fields formats 1 and 2 share, in their order.
-bool ReadTimes(Reader& in, TimerRecord& r) {
+bool ReadTimes(BinaryReader& in, TimerRecord& r) {
   return in.Fixed(r.fire_at_ms) && in.Fixed(r.due_ms) && in.Fixed(r.attempts) &&
          in.Fixed(r.max_attempts) && in.Fixed(r.backoff_ms) && in.Fixed(r.created_ms) &&
          in.Fixed(r.updated_ms);
 }
 
-bool ReadFormat1(Reader& in, TimerRecord& r) {
+bool ReadFormat1(BinaryReader& in, TimerRecord& r) {
   std::uint64_t std_hash = 0;  // std::hash of the body: not comparable
   if (!ReadTimes(in, r) || !in.Fixed(std_hash) || !in.String(r.target) ||
       !in.String(r.payload) || !in.String(r.last_error)) {
@@ -61,10 +30,13 @@ bool ReadFormat1(Reader& in, TimerRecord& r) {
   }
   r.digest_kind = DigestKind::kLegacy;
   r.digest = Digest{};
+  r.flow = DefaultFlowKey(r.target);
   return true;
 }
 
-bool ReadFormat2(Reader& in, TimerRecord& r) {
+// Formats 2 and 3: the same fields, format 3 with each attempt's
+// throttled_ms and, last, the flow.
+bool ReadFormat2Or3(BinaryReader& in, TimerRecord& r, std::uint8_t version) {
   std::uint8_t kind = 0;
   if (!ReadTimes(in, r) || !in.Fixed(kind) ||
       (kind != static_cast<std::uint8_t>(DigestKind::kSha256) &&
@@ -92,7 +64,10 @@ bool ReadFormat2(Reader& in, TimerRecord& r) {
         !in.String(a.error)) {
       return false;
     }
+    if (version >= kFormat3 && !in.Fixed(a.throttled_ms)) return false;
   }
+  if (version >= kFormat3) return in.String(r.flow) && !r.flow.empty();
+  r.flow = DefaultFlowKey(r.target);
   return true;
 }
 
@@ -100,8 +75,8 @@ bool ReadFormat2(Reader& in, TimerRecord& r) {
 
 std::string EncodeRecord(const TimerRecord& r) {
   std::string out;
-  out.reserve(96 + r.target.size() + r.payload.size() + r.last_error.size());
-  PutFixed(out, kFormat2);
+  out.reserve(100 + r.target.size() + r.payload.size() + r.last_error.size() + r.flow.size());
+  PutFixed(out, kFormat3);
   PutFixed(out, static_cast<std::uint8_t>(r.state));
   PutFixed(out, r.fire_at_ms);
   PutFixed(out, r.due_ms);
@@ -126,12 +101,16 @@ std::string EncodeRecord(const TimerRecord& r) {
     PutFixed(out, a.duration_ms);
     PutFixed(out, a.status);
     PutString(out, a.error);
+    PutFixed(out, a.throttled_ms);
   }
+  // Every record has a flow (NewTimer gives it one); one made without is
+  // stored with its target's default rather than as unreadable.
+  PutString(out, r.flow.empty() ? DefaultFlowKey(r.target) : r.flow);
   return out;
 }
 
 Result<TimerRecord> DecodeRecord(std::string_view id, std::string_view bytes) {
-  Reader in(bytes);
+  BinaryReader in(bytes);
   TimerRecord r;
   r.id = std::string(id);
   std::uint8_t version = 0;
@@ -139,14 +118,14 @@ Result<TimerRecord> DecodeRecord(std::string_view id, std::string_view bytes) {
   if (!in.Fixed(version)) {
     return Status::Corrupt("the record of timer \"" + r.id + "\" is empty");
   }
-  if (version != kFormat1 && version != kFormat2) {
+  if (version != kFormat1 && version != kFormat2 && version != kFormat3) {
     return Status::Corrupt("the record of timer \"" + r.id + "\" has format " +
                            std::to_string(version) +
                            ", which this server does not know (written by a newer "
                            "tickwheel? upgrade this one); it is left untouched");
   }
   const bool read = in.Fixed(state) && state < kNumStates &&
-                    (version == kFormat1 ? ReadFormat1(in, r) : ReadFormat2(in, r)) &&
+                    (version == kFormat1 ? ReadFormat1(in, r) : ReadFormat2Or3(in, r, version)) &&
                     in.done();
   if (!read) {
     return Status::Corrupt("the record of timer \"" + r.id +

@@ -13,11 +13,13 @@ namespace tickwheel::server {
 
 // The format EncodeRecord writes; backups and exports name it, so that a
 // server can tell a copy it cannot read.
-inline constexpr int kRecordFormat = 2;
+inline constexpr int kRecordFormat = 3;
 
-// Format 2. Format 1 (before digests were stable and attempts were logged)
-// is still read: its records come back with DigestKind::kLegacy, and are
-// written in format 2 at their next change.
+// Format 3 (format 2 and the timer's flow, and each attempt's throttled_ms).
+// Formats 1 (before digests were stable and attempts were logged) and 2
+// (before flows) are still read: format 1 records come back with
+// DigestKind::kLegacy, and both with the flow DefaultFlowKey(target) and no
+// throttled_ms; they are written in format 3 at their next change.
 std::string EncodeRecord(const TimerRecord& record);
 
 // kCorrupt, saying what, for bytes that are not an encoded record: damage,

@@ -33,7 +33,13 @@ namespace {
 constexpr char kRecordPrefix = 'r';
 constexpr char kDuePrefix = 'd';
 constexpr char kStatePrefix = 's';
+constexpr char kFlowSettingsPrefix = 'F';
 const std::string kCountsKey = "mcount";
+// Schedules: their rows by id, and a state index (state, id) for listing.
+constexpr char kScheduleRecordPrefix = 'S';
+constexpr char kScheduleStatePrefix = 'T';
+const std::string kScheduleCountsKey = "mschedules";
+const std::string kFlowsMarkerKey = "mflows";
 
 std::string RecordKey(std::string_view id) {
   std::string k;
@@ -69,6 +75,10 @@ std::string DueKey(std::int64_t due_ms, std::string_view id) {
   return k;
 }
 
+std::string FlowSettingsKey(std::string_view flow) {
+  return std::string(1, kFlowSettingsPrefix) + std::string(flow);
+}
+
 std::string StatePrefix(TimerState state) {
   return {kStatePrefix, static_cast<char>('0' + static_cast<int>(state))};
 }
@@ -82,6 +92,43 @@ std::string StateKey(TimerState state, std::int64_t updated_ms, std::string_view
 }
 
 std::string CountKey(int state) { return kCountsKey + std::to_string(state); }
+std::string ScheduleCountKey(int state) { return kScheduleCountsKey + std::to_string(state); }
+
+std::string ScheduleRecordKey(std::string_view id) {
+  std::string k;
+  k.reserve(1 + id.size());
+  k.push_back(kScheduleRecordPrefix);
+  k.append(id);
+  return k;
+}
+
+std::string ScheduleStatePrefix(std::uint8_t state) {
+  return {kScheduleStatePrefix, static_cast<char>('0' + state)};
+}
+
+std::string ScheduleStateKey(std::uint8_t state, std::string_view id) {
+  std::string k = ScheduleStatePrefix(state);
+  k.append(id);
+  return k;
+}
+
+// A schedule row's value: its state, then its record.
+std::string EncodeScheduleValue(const ScheduleRow& row) {
+  std::string v;
+  v.reserve(1 + row.record.size());
+  v.push_back(static_cast<char>(row.state));
+  v.append(row.record);
+  return v;
+}
+
+Result<ScheduleRow> DecodeScheduleValue(std::string_view id, std::string_view value) {
+  if (value.empty() || static_cast<unsigned char>(value[0]) >= kScheduleStates) {
+    return Status::Corrupt("the row of schedule \"" + std::string(id) +
+                           "\" is damaged; it is left untouched");
+  }
+  return ScheduleRow{std::string(id), static_cast<std::uint8_t>(value[0]),
+                     std::string(value.substr(1))};
+}
 
 // Adds little-endian int64 deltas: the per-state counts.
 class Int64AddOperator : public rocksdb::AssociativeMergeOperator {
@@ -118,10 +165,19 @@ class RocksDbTxn final : public OverlayTxn {
  public:
   explicit RocksDbTxn(rocksdb::DB& db) : db_(db) {}
 
-  void Prefetch(const std::vector<std::string>& ids) {
+  // One MultiGet of the timers and schedules (ScheduleKey) of `ids` not
+  // read yet.
+  void Prefetch(const std::vector<std::string>& ids) override {
     std::vector<std::string> keys;
     for (const std::string& id : ids) {
-      if (fetched_.emplace(id, Fetched{}).second) keys.push_back(RecordKey(id));
+      if (IsScheduleKey(id)) {
+        const std::string schedule = id.substr(0, id.size() - 1);
+        if (fetched_schedules_.emplace(schedule, Fetched{}).second) {
+          keys.push_back(ScheduleRecordKey(schedule));
+        }
+      } else if (!Loaded(id) && fetched_.emplace(id, Fetched{}).second) {
+        keys.push_back(RecordKey(id));
+      }
     }
     if (keys.empty()) return;
     std::vector<rocksdb::Slice> slices(keys.begin(), keys.end());
@@ -130,7 +186,8 @@ class RocksDbTxn final : public OverlayTxn {
     db_.MultiGet(rocksdb::ReadOptions(), db_.DefaultColumnFamily(), keys.size(), slices.data(),
                  values.data(), statuses.data());
     for (std::size_t i = 0; i < keys.size(); ++i) {
-      Fetched& f = fetched_[keys[i].substr(1)];
+      Fetched& f = keys[i][0] == kScheduleRecordPrefix ? fetched_schedules_[keys[i].substr(1)]
+                                                       : fetched_[keys[i].substr(1)];
       f.status = statuses[i];
       if (statuses[i].ok()) f.bytes = values[i].ToString();
     }
@@ -151,6 +208,20 @@ class RocksDbTxn final : public OverlayTxn {
     return std::optional<TimerRecord>(std::move(*r));
   }
 
+  Result<std::optional<ScheduleRow>> LoadSchedule(const std::string& id) override {
+    Fetched f;
+    if (auto it = fetched_schedules_.find(id); it != fetched_schedules_.end()) {
+      f = std::move(it->second);
+    } else {
+      f.status = db_.Get(rocksdb::ReadOptions(), ScheduleRecordKey(id), &f.bytes);
+    }
+    if (f.status.IsNotFound()) return std::optional<ScheduleRow>();
+    if (!f.status.ok()) return ReadError(f.status);
+    Result<ScheduleRow> row = DecodeScheduleValue(id, f.bytes);
+    if (!row.ok()) return row.status();
+    return std::optional<ScheduleRow>(std::move(*row));
+  }
+
  private:
   struct Fetched {
     rocksdb::Status status = rocksdb::Status::NotFound();
@@ -158,6 +229,7 @@ class RocksDbTxn final : public OverlayTxn {
   };
   rocksdb::DB& db_;
   std::unordered_map<std::string, Fetched> fetched_;
+  std::unordered_map<std::string, Fetched> fetched_schedules_;
 };
 
 // The keys one timer's change writes: its record, and its due-index or
@@ -166,7 +238,8 @@ class RocksDbTxn final : public OverlayTxn {
 void AddToBatch(const RecordChange& c, rocksdb::WriteBatch& batch) {
   const std::optional<TimerRecord>& b = c.before;
   const std::optional<TimerRecord>& a = c.after;
-  if (b && IsScheduled(b->state) && (!a || !IsScheduled(a->state) || b->due_ms != a->due_ms)) {
+  if (b && IsScheduled(b->state) &&
+      (!a || !IsScheduled(a->state) || b->due_ms != a->due_ms || b->flow != a->flow)) {
     batch.Delete(DueKey(b->due_ms, b->id));
   }
   if (b && !IsScheduled(b->state) &&
@@ -177,14 +250,28 @@ void AddToBatch(const RecordChange& c, rocksdb::WriteBatch& batch) {
     batch.Delete(RecordKey(b->id));
     return;
   }
-  if (IsScheduled(a->state) && (!b || !IsScheduled(b->state) || b->due_ms != a->due_ms)) {
-    batch.Put(DueKey(a->due_ms, a->id), "");
+  if (IsScheduled(a->state) &&
+      (!b || !IsScheduled(b->state) || b->due_ms != a->due_ms || b->flow != a->flow)) {
+    batch.Put(DueKey(a->due_ms, a->id), a->flow);
   }
   if (!IsScheduled(a->state) &&
       (!b || a->state != b->state || a->updated_ms != b->updated_ms)) {
     batch.Put(StateKey(a->state, a->updated_ms, a->id), "");
   }
   batch.Put(RecordKey(a->id), EncodeRecord(*a));
+}
+
+// A schedule's row and its state-index key.
+void AddToBatch(const ScheduleChange& c, rocksdb::WriteBatch& batch) {
+  const std::optional<ScheduleRow>& b = c.before;
+  const std::optional<ScheduleRow>& a = c.after;
+  if (b && (!a || a->state != b->state)) batch.Delete(ScheduleStateKey(b->state, b->id));
+  if (!a) {
+    batch.Delete(ScheduleRecordKey(b->id));
+    return;
+  }
+  if (!b || a->state != b->state) batch.Put(ScheduleStateKey(a->state, a->id), "");
+  batch.Put(ScheduleRecordKey(a->id), EncodeScheduleValue(*a));
 }
 
 // Opens the database in `dir`; kUnavailable saying what to check.
@@ -257,6 +344,7 @@ class RocksDbSnapshot final : public StoreSnapshot {
 
   Result<Page> Timers(const std::optional<std::string>& after, std::size_t limit,
                       std::size_t max_bytes, unsigned states) override;
+  Result<Rest> SchedulesAndFlows() override;
   const StateCounts& counts() const override { return counts_; }
   std::int64_t taken_ms() const override { return taken_ms_; }
 
@@ -267,6 +355,41 @@ class RocksDbSnapshot final : public StoreSnapshot {
   const StateCounts counts_;
   const std::int64_t taken_ms_;
 };
+
+// A store written before flows gets each scheduled timer's flow into its
+// due-index entry, once (then the marker key says so).
+Status AddFlowsToDueIndex(rocksdb::DB& db) {
+  std::string marker;
+  if (db.Get(rocksdb::ReadOptions(), kFlowsMarkerKey, &marker).ok()) return Status::Ok();
+  const std::string prefix(1, kDuePrefix);
+  std::string upper = prefix;
+  upper.back() = static_cast<char>(upper.back() + 1);
+  rocksdb::Slice upper_slice(upper);
+  rocksdb::ReadOptions ro;
+  ro.iterate_upper_bound = &upper_slice;
+  std::unique_ptr<rocksdb::Iterator> it(db.NewIterator(ro));
+  rocksdb::WriteBatch batch;
+  rocksdb::WriteOptions wo;
+  for (it->Seek(prefix); it->Valid(); it->Next()) {
+    const rocksdb::Slice k = it->key();
+    const std::string id(k.data() + kDueIdOffset, k.size() - kDueIdOffset);
+    std::string bytes;
+    std::string flow = "invalid";  // a record it cannot read keeps its due entry
+    if (db.Get(rocksdb::ReadOptions(), RecordKey(id), &bytes).ok()) {
+      if (Result<TimerRecord> r = DecodeRecord(id, bytes); r.ok()) flow = r->flow;
+    }
+    batch.Put(k, flow);
+    if (batch.Count() >= 20'000) {
+      if (rocksdb::Status s = db.Write(wo, &batch); !s.ok()) return ReadError(s);
+      batch.Clear();
+    }
+  }
+  if (!it->status().ok()) return ReadError(it->status());
+  batch.Put(kFlowsMarkerKey, "1");
+  wo.sync = true;
+  if (rocksdb::Status s = db.Write(wo, &batch); !s.ok()) return ReadError(s);
+  return Status::Ok();
+}
 
 class RocksDbTimerStore final : public TimerStore {
  public:
@@ -300,9 +423,10 @@ class RocksDbTimerStore final : public TimerStore {
     return GetLocked(id);
   }
 
-  Result<std::vector<DueEntry>> ScanDue(const std::vector<int>& shards, const DueEntry& from,
-                                        std::int64_t to_ms, std::size_t limit) const override {
-    std::vector<DueEntry> out;
+  Result<DueScan> ScanDue(const std::vector<int>& shards, const DueEntry& from,
+                          std::int64_t to_ms, std::size_t limit,
+                          const FlowSet* skip) const override {
+    DueScan out;
     if (std::find(shards.begin(), shards.end(), 0) == shards.end()) return out;
     ReopenIfBroken();
     internal::ReaderLock lock(db_mutex_);
@@ -313,10 +437,120 @@ class RocksDbTimerStore final : public TimerStore {
     rocksdb::ReadOptions ro;
     ro.iterate_upper_bound = &upper_slice;
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
-    for (it->Seek(lower); it->Valid() && out.size() < limit; it->Next()) {
-      rocksdb::Slice k = it->key();
-      out.push_back({ReadBigEndian(k.data() + 1),
-                     std::string(k.data() + kDueIdOffset, k.size() - kDueIdOffset)});
+    std::size_t skipped = 0;
+    for (it->Seek(lower); it->Valid() && out.entries.size() < limit; it->Next()) {
+      const rocksdb::Slice k = it->key();
+      DueEntry e{ReadBigEndian(k.data() + 1),
+                 std::string(k.data() + kDueIdOffset, k.size() - kDueIdOffset),
+                 it->value().ToString()};
+      if (skip != nullptr && skip->count(e.flow)) {
+        if (++skipped > kSkipBudget) {
+          out.resume = std::move(e);
+          break;
+        }
+        continue;
+      }
+      out.entries.push_back(std::move(e));
+    }
+    if (!it->status().ok()) return ReadError(it->status());
+    return out;
+  }
+
+  Result<DueScan> ScanFlowDue(const std::string& flow, const std::vector<int>& shards,
+                              const DueEntry& from, std::int64_t to_ms,
+                              std::size_t limit) const override {
+    DueScan out;
+    if (std::find(shards.begin(), shards.end(), 0) == shards.end()) return out;
+    ReopenIfBroken();
+    internal::ReaderLock lock(db_mutex_);
+    if (!db_) return Recovering();
+    const std::string upper = DueKey(to_ms, "");
+    rocksdb::Slice upper_slice(upper);
+    rocksdb::ReadOptions ro;
+    ro.iterate_upper_bound = &upper_slice;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+    std::size_t others = 0;
+    for (it->Seek(DueKey(from.due_ms, from.id)); it->Valid() && out.entries.size() < limit;
+         it->Next()) {
+      const rocksdb::Slice k = it->key();
+      if (it->value() != rocksdb::Slice(flow)) {
+        if (++others > kSkipBudget) {  // go on from here next time
+          out.resume = DueEntry{ReadBigEndian(k.data() + 1),
+                                std::string(k.data() + kDueIdOffset, k.size() - kDueIdOffset), ""};
+          break;
+        }
+        continue;
+      }
+      out.entries.push_back({ReadBigEndian(k.data() + 1),
+                             std::string(k.data() + kDueIdOffset, k.size() - kDueIdOffset), flow});
+    }
+    if (!it->status().ok()) return ReadError(it->status());
+    return out;
+  }
+
+  Result<FlowCount> CountFlowDue(const std::string& flow, std::int64_t before_ms,
+                                 std::size_t cap, const std::vector<int>* shards) const override {
+    FlowCount out;
+    if (shards && std::find(shards->begin(), shards->end(), 0) == shards->end()) return out;
+    ReopenIfBroken();
+    internal::ReaderLock lock(db_mutex_);
+    if (!db_) return Recovering();
+    const std::string upper = DueKey(before_ms, "");
+    rocksdb::Slice upper_slice(upper);
+    rocksdb::ReadOptions ro;
+    ro.iterate_upper_bound = &upper_slice;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+    const std::size_t look_at = cap * 10;
+    std::size_t looked = 0;
+    for (it->Seek(std::string(1, kDuePrefix)); it->Valid(); it->Next()) {
+      if (static_cast<std::size_t>(out.count) >= cap || ++looked > look_at) {
+        out.at_least = true;
+        break;
+      }
+      if (it->value() == rocksdb::Slice(flow)) ++out.count;
+    }
+    if (!it->status().ok()) return ReadError(it->status());
+    return out;
+  }
+
+  Result<std::optional<std::string>> UpdateFlowSettings(
+      const std::string& flow, const FlowSettingsChange& change) override {
+    std::lock_guard serial(flow_settings_mutex_);  // read, change, write: one at a time
+    ReopenIfBroken();
+    internal::ReaderLock lock(db_mutex_);
+    if (!db_ || broken_.load()) return Recovering();
+    std::string bytes;
+    rocksdb::Status read = db_->Get(rocksdb::ReadOptions(), FlowSettingsKey(flow), &bytes);
+    if (!read.ok() && !read.IsNotFound()) return ReadError(read);
+    Result<std::optional<std::string>> next =
+        change(read.ok() ? std::optional<std::string>(std::move(bytes)) : std::nullopt);
+    if (!next.ok()) return next.status();
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    rocksdb::Status s = *next ? db_->Put(wo, FlowSettingsKey(flow), **next)
+                              : db_->Delete(wo, FlowSettingsKey(flow));
+    if (!s.ok()) {
+      write_errors_.fetch_add(1);
+      broken_.store(true);
+      return Status::Unavailable("the store could not write: " + s.ToString());
+    }
+    return next;
+  }
+
+  Result<std::vector<std::pair<std::string, std::string>>> ListFlowSettings() const override {
+    ReopenIfBroken();
+    internal::ReaderLock lock(db_mutex_);
+    if (!db_) return Recovering();
+    std::vector<std::pair<std::string, std::string>> out;
+    const std::string prefix(1, kFlowSettingsPrefix);
+    std::string upper = prefix;
+    upper.back() = static_cast<char>(upper.back() + 1);
+    rocksdb::Slice upper_slice(upper);
+    rocksdb::ReadOptions ro;
+    ro.iterate_upper_bound = &upper_slice;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+    for (it->Seek(prefix); it->Valid(); it->Next()) {
+      out.emplace_back(it->key().ToString().substr(1), it->value().ToString());
     }
     if (!it->status().ok()) return ReadError(it->status());
     return out;
@@ -391,6 +625,100 @@ class RocksDbTimerStore final : public TimerStore {
   StateCounts Counts() const override {
     StateCounts out;
     for (int i = 0; i < kNumStates; ++i) out[i] = counts_[i].load();
+    return out;
+  }
+
+  Result<std::optional<ScheduleRow>> GetSchedule(const std::string& id) const override {
+    ReopenIfBroken();
+    internal::ReaderLock lock(db_mutex_);
+    if (!db_) return Recovering();
+    std::string value;
+    rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), ScheduleRecordKey(id), &value);
+    if (s.IsNotFound()) return std::optional<ScheduleRow>();
+    if (!s.ok()) return ReadError(s);
+    Result<ScheduleRow> row = DecodeScheduleValue(id, value);
+    if (!row.ok()) return row.status();
+    return std::optional<ScheduleRow>(std::move(*row));
+  }
+
+  Result<SchedulePage> ListSchedules(std::optional<std::uint8_t> state, const std::string& after,
+                                     std::size_t limit, std::size_t max_bytes,
+                                     const std::string& prefix) const override {
+    ReopenIfBroken();
+    internal::ReaderLock lock(db_mutex_);
+    if (!db_) return Recovering();
+    // All schedules from their rows; those of one state from its index.
+    const std::string space =
+        state ? ScheduleStatePrefix(*state) : std::string(1, kScheduleRecordPrefix);
+    const std::string lower = space + prefix;
+    const std::string upper = lower + '\xff';  // ids are ASCII
+    rocksdb::Slice upper_slice(upper);
+    rocksdb::ReadOptions ro;
+    ro.iterate_upper_bound = &upper_slice;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+    const std::string start = after.empty() ? lower : std::max(lower, space + after);
+    it->Seek(start);
+    if (!after.empty() && it->Valid() && it->key() == rocksdb::Slice(space + after)) it->Next();
+    SchedulePage page;
+    std::size_t scanned = 0;
+    std::size_t bytes = 0;  // of the records on the page
+    std::string last;
+    for (; it->Valid() && page.rows.size() < limit && scanned < kListScanBudget &&
+           (bytes < max_bytes || page.rows.empty());
+         it->Next()) {
+      ++scanned;
+      last.assign(it->key().data() + space.size(), it->key().size() - space.size());
+      if (!state) {
+        Result<ScheduleRow> row = DecodeScheduleValue(last, it->value().ToStringView());
+        if (!row.ok()) return row.status();
+        bytes += row->record.size();
+        page.rows.push_back(std::move(*row));
+        continue;
+      }
+      std::string value;
+      rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), ScheduleRecordKey(last), &value);
+      if (s.IsNotFound()) continue;
+      if (!s.ok()) return ReadError(s);
+      Result<ScheduleRow> row = DecodeScheduleValue(last, value);
+      if (!row.ok()) return row.status();
+      if (row->state == *state) {
+        bytes += row->record.size();
+        page.rows.push_back(std::move(*row));
+      }
+    }
+    if (!it->status().ok()) return ReadError(it->status());
+    if (it->Valid() && scanned > 0) page.next = std::move(last);
+    return page;
+  }
+
+  ScheduleCounts CountSchedules() const override {
+    ScheduleCounts out;
+    for (int i = 0; i < kScheduleStates; ++i) out[i] = schedule_counts_[i].load();
+    return out;
+  }
+
+  Result<std::vector<TimerRecord>> LastWithPrefix(const std::string& prefix,
+                                                  const std::string& before,
+                                                  std::size_t limit) const override {
+    ReopenIfBroken();
+    internal::ReaderLock lock(db_mutex_);
+    if (!db_) return Recovering();
+    const std::string lower = RecordKey(prefix);
+    const std::string upper = before.empty() ? lower + '\xff' : RecordKey(before);
+    rocksdb::Slice lower_slice(lower);
+    rocksdb::ReadOptions ro;
+    ro.iterate_lower_bound = &lower_slice;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+    it->SeekForPrev(upper);
+    if (it->Valid() && it->key() == rocksdb::Slice(upper)) it->Prev();
+    std::vector<TimerRecord> out;
+    for (; it->Valid() && out.size() < limit; it->Prev()) {
+      const std::string id(it->key().data() + 1, it->key().size() - 1);
+      Result<TimerRecord> r = DecodeRecord(id, it->value().ToStringView());
+      if (!r.ok()) return r.status();
+      out.push_back(std::move(*r));
+    }
+    if (!it->status().ok()) return ReadError(it->status());
     return out;
   }
 
@@ -497,6 +825,46 @@ class RocksDbTimerStore final : public TimerStore {
     return page;
   }
 
+  // The snapshot's keys under `prefix` (one byte), without it, and values.
+  Result<std::vector<std::pair<std::string, std::string>>> SnapshotScan(
+      std::uint64_t generation, const rocksdb::Snapshot* snapshot, char prefix) const {
+    internal::ReaderLock lock(db_mutex_);
+    if (!db_ || generation != generation_) {
+      return Status::Unavailable(
+          "the store was reopened (after a write error) or closed during the export; "
+          "start the export again");
+    }
+    const std::string lower(1, prefix);
+    const std::string upper(1, static_cast<char>(prefix + 1));
+    rocksdb::Slice upper_slice(upper);
+    rocksdb::ReadOptions ro;
+    ro.snapshot = snapshot;
+    ro.iterate_upper_bound = &upper_slice;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+    std::vector<std::pair<std::string, std::string>> out;
+    for (it->Seek(lower); it->Valid(); it->Next()) {
+      out.emplace_back(it->key().ToString().substr(1), it->value().ToString());
+    }
+    if (!it->status().ok()) return ReadError(it->status());
+    return out;
+  }
+
+  Result<StoreSnapshot::Rest> SnapshotRest(std::uint64_t generation,
+                                           const rocksdb::Snapshot* snapshot) const {
+    StoreSnapshot::Rest rest;
+    auto schedules = SnapshotScan(generation, snapshot, kScheduleRecordPrefix);
+    if (!schedules.ok()) return schedules.status();
+    for (auto& [id, value] : *schedules) {
+      Result<ScheduleRow> row = DecodeScheduleValue(id, value);
+      if (!row.ok()) return row.status();
+      rest.schedules.push_back(std::move(*row));
+    }
+    auto flows = SnapshotScan(generation, snapshot, kFlowSettingsPrefix);
+    if (!flows.ok()) return flows.status();
+    rest.flows = std::move(*flows);
+    return rest;
+  }
+
   // Gives back a RocksDbSnapshot's snapshot, if its database is still open.
   void ReleaseSnapshot(std::uint64_t generation, const rocksdb::Snapshot* snapshot) const {
     internal::ReaderLock lock(db_mutex_);
@@ -581,6 +949,13 @@ class RocksDbTimerStore final : public TimerStore {
                            ? Int64AddOperator::Decode(value)
                            : 0);
     }
+    for (int i = 0; i < kScheduleStates; ++i) {
+      std::string value;
+      schedule_counts_[i].store(
+          db_->Get(rocksdb::ReadOptions(), ScheduleCountKey(i), &value).ok()
+              ? Int64AddOperator::Decode(value)
+              : 0);
+    }
   }
 
   // After a failed write RocksDB refuses further writes (and cannot resume
@@ -649,11 +1024,14 @@ class RocksDbTimerStore final : public TimerStore {
       sync = sync || w.options.sync;
     }
     const std::vector<RecordChange> changes = txn.Changes();
+    const std::vector<ScheduleChange> schedule_changes = txn.ScheduleChanges();
     rocksdb::WriteBatch batch;
     for (const RecordChange& c : changes) AddToBatch(c, batch);
-    Status written = Commit(batch, CountDelta(changes), sync, group.size());
+    for (const ScheduleChange& c : schedule_changes) AddToBatch(c, batch);
+    Status written = Commit(batch, CountDelta(changes), CountDelta(schedule_changes), sync,
+                            group.size());
     if (written.ok() && listener_) {
-      for (const auto& [id, due] : DueChanges(changes)) listener_(id, due);
+      for (const DueChange& c : DueChanges(changes)) listener_(c.id, c.due_ms, c.flow);
     }
     for (std::size_t i = 0; i < group.size(); ++i) {
       if (group[i].done) group[i].done(written.ok() ? results[i] : written);
@@ -661,11 +1039,17 @@ class RocksDbTimerStore final : public TimerStore {
   }
 
   // Writes the batch and the count deltas atomically.
-  Status Commit(rocksdb::WriteBatch& batch, const StateCounts& delta, bool sync,
-                std::size_t mutations) TW_REQUIRES_SHARED(db_mutex_) {
+  Status Commit(rocksdb::WriteBatch& batch, const StateCounts& delta,
+                const ScheduleCounts& schedule_delta, bool sync, std::size_t mutations)
+      TW_REQUIRES_SHARED(db_mutex_) {
     if (batch.Count() == 0) return Status::Ok();
     for (int i = 0; i < kNumStates; ++i) {
       if (delta[i] != 0) batch.Merge(CountKey(i), Int64AddOperator::Encode(delta[i]));
+    }
+    for (int i = 0; i < kScheduleStates; ++i) {
+      if (schedule_delta[i] != 0) {
+        batch.Merge(ScheduleCountKey(i), Int64AddOperator::Encode(schedule_delta[i]));
+      }
     }
     rocksdb::WriteOptions wo;
     wo.sync = sync;
@@ -684,6 +1068,9 @@ class RocksDbTimerStore final : public TimerStore {
     for (int i = 0; i < kNumStates; ++i) {
       if (delta[i] != 0) counts_[i].fetch_add(delta[i]);
     }
+    for (int i = 0; i < kScheduleStates; ++i) {
+      if (schedule_delta[i] != 0) schedule_counts_[i].fetch_add(schedule_delta[i]);
+    }
     return Status::Ok();
   }
 
@@ -695,6 +1082,7 @@ class RocksDbTimerStore final : public TimerStore {
   const std::function<void()> resync_;
   DueListener listener_;  // set before the writes it should see
   mutable std::array<std::atomic<std::int64_t>, kNumStates> counts_{};
+  mutable std::array<std::atomic<std::int64_t>, kScheduleStates> schedule_counts_{};
   mutable std::atomic<bool> broken_{false};  // a write failed: reopen before the next
   std::atomic<std::uint64_t> write_errors_{0};
   mutable std::atomic<std::uint64_t> reopens_{0};
@@ -705,6 +1093,7 @@ class RocksDbTimerStore final : public TimerStore {
   // Opens of the database: a snapshot belongs to the one it was taken in.
   mutable std::uint64_t generation_ TW_GUARDED_BY(db_mutex_) = 0;
   mutable std::chrono::steady_clock::time_point last_reopen_ TW_GUARDED_BY(db_mutex_);
+  std::mutex flow_settings_mutex_;
   std::unique_ptr<GroupWriter> writer_;
 };
 
@@ -714,6 +1103,10 @@ Result<StoreSnapshot::Page> RocksDbSnapshot::Timers(const std::optional<std::str
                                                     std::size_t limit, std::size_t max_bytes,
                                                     unsigned states) {
   return store_.SnapshotPage(generation_, snapshot_, after, limit, max_bytes, states);
+}
+
+Result<StoreSnapshot::Rest> RocksDbSnapshot::SchedulesAndFlows() {
+  return store_.SnapshotRest(generation_, snapshot_);
 }
 
 }  // namespace
@@ -755,6 +1148,10 @@ Result<std::unique_ptr<TimerStore>> OpenRocksDbTimerStore(const StoreOptions& op
   }  // else RocksDB's Open reports what is wrong with the directory
   Result<std::unique_ptr<rocksdb::DB>> db = OpenDb(db_options, options.data_dir);
   if (!db.ok()) return db.status();
+  if (Status s = AddFlowsToDueIndex(**db); !s.ok()) {
+    return Status::Unavailable("cannot add flows to the store in --data-dir " + options.data_dir +
+                               ": " + s.message());
+  }
   return std::unique_ptr<TimerStore>(
       new RocksDbTimerStore(std::move(*db), std::move(db_options), options));
 }

@@ -15,11 +15,20 @@ namespace tickwheel::server {
 
 // Keys (one column family, by prefix byte):
 //   'r' id                         -> record (store/record_codec.h)
-//   'd' be64(due_ms) id            -> ""  pending and delivering timers
-//   's' state be64(updated_ms) id  -> ""  delivered, failed and cancelled
-//                                         timers, by when they finished
+//   'd' be64(due_ms) id            -> flow  pending and delivering timers
+//   's' state be64(updated_ms) id  -> ""    delivered, failed and cancelled
+//                                           timers, by when they finished
+//   'F' flow                       -> settings of a flow (flow/flow_settings.h)
 //   "mcount" state                 -> int64 timers in that state (merged
 //                                         deltas)
+//   "mflows"                       -> "1" once the due index carries flows
+//                                     (a store from before flows gets them
+//                                     at its first open by this version)
+// No second index by flow: a flow's due timers are found by walking the due
+// index (its values say each one's flow), which costs reads only when a
+// flow has a backlog, where a second key per timer would cost every create,
+// every outcome and every restart (the log replays a third more keys).
+//
 // Every mutation's changes to the record, its index keys and the counts go
 // into one atomic WriteBatch with those of its group; a group is synced when
 // one of its mutations asks (group commit: one fsync for many creates).

@@ -7,12 +7,14 @@
 #define TICKWHEEL_SERVER_STORE_TIMER_STORE_H_
 
 #include <array>
+#include <compare>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "common/status.h"
@@ -22,6 +24,30 @@
 namespace tickwheel::server {
 
 using StateCounts = std::array<std::int64_t, kNumStates>;
+
+// A schedule (server/schedule/) as the stores keep it: its record is
+// encoded and decoded by the schedule service; the store keeps it with the
+// schedule's timers (the same shard as its occurrences, ShardKeyOf), indexes
+// it by id and by state, and counts it by state.
+struct ScheduleRow {
+  std::string id;
+  std::uint8_t state = 0;  // < kScheduleStates; what it means is schedule/'s
+  std::string record;      // the encoded schedule
+  friend bool operator==(const ScheduleRow&, const ScheduleRow&) = default;
+};
+inline constexpr int kScheduleStates = 3;
+using ScheduleCounts = std::array<std::int64_t, kScheduleStates>;
+
+// The key a mutation names a schedule by, among the ids it is submitted
+// with: the schedule's id and '@' (no id has an '@' but an occurrence's:
+// timer/occurrence_id.h). A schedule's key and its occurrences share a
+// shard.
+inline std::string ScheduleKey(std::string_view schedule_id) {
+  std::string key(schedule_id);
+  key.push_back('@');
+  return key;
+}
+inline bool IsScheduleKey(std::string_view key) { return !key.empty() && key.back() == '@'; }
 
 // What one mutation sees of the store while it runs: its reads see its own
 // writes and those of the mutations before it in the same atomic write.
@@ -42,6 +68,18 @@ class StoreTxn {
   // Deletes the timer and its index entries (retention).
   // REQUIRES: `before` is what Get returned in this mutation.
   virtual void Erase(const TimerRecord& before) = 0;
+
+  // Schedules, as Get, Put and Erase for timers. REQUIRES: ScheduleKey(id)
+  // is one of the ids the mutation was submitted with.
+  virtual Result<std::optional<ScheduleRow>> GetSchedule(const std::string& id) = 0;
+  virtual void PutSchedule(const std::optional<ScheduleRow>& before, const ScheduleRow& after) = 0;
+  virtual void EraseSchedule(const ScheduleRow& before) = 0;
+
+  // A hint: the mutation is about to Get these timers, which it did not
+  // name (the occurrences of a schedule it named: whoever holds a
+  // schedule's key may read and write its occurrences). The store may read
+  // them at once (one MultiGet, one SELECT) rather than one by one.
+  virtual void Prefetch(const std::vector<std::string>& ids) { (void)ids; }
 };
 
 struct WriteOptions {
@@ -61,12 +99,34 @@ struct WriteOptions {
   bool may_run_on_caller = false;
 };
 
-// One entry of the due index: a pending or delivering timer.
+// One entry of the due index: a pending or delivering timer, and its flow.
+// Also a position in the index: entries order (and equal) by (due_ms, id);
+// the flow is carried along, not compared.
 struct DueEntry {
   std::int64_t due_ms;
   std::string id;
-  friend auto operator<=>(const DueEntry&, const DueEntry&) = default;
+  std::string flow;
+  friend std::strong_ordering operator<=>(const DueEntry& a, const DueEntry& b) {
+    if (auto c = a.due_ms <=> b.due_ms; c != 0) return c;
+    return a.id <=> b.id;
+  }
+  friend bool operator==(const DueEntry& a, const DueEntry& b) {
+    return a.due_ms == b.due_ms && a.id == b.id;
+  }
 };
+
+// What ScanDue found: the entries it returns, and where it stopped if it
+// stopped early for having looked at enough.
+struct DueScan {
+  std::vector<DueEntry> entries;
+  // Set when it stopped before to_ms after looking at its budget of
+  // entries (skipped ones included): everything before this position was
+  // looked at; a scan from here goes on.
+  std::optional<DueEntry> resume;
+};
+
+// Flows whose entries a scan skips (a scheduler's deferred flows).
+using FlowSet = std::unordered_set<std::string>;
 
 // A position in a listing: the (time, id) of the last entry looked at. The
 // time is due_ms for pending and delivering timers, updated_ms (when they
@@ -81,17 +141,25 @@ struct ListPage {
   std::optional<ListCursor> next;  // set while there may be more
 };
 
+// A page of schedules, in id order.
+struct SchedulePage {
+  std::vector<ScheduleRow> rows;
+  std::optional<std::string> next;  // the last id looked at, while there may be more
+};
+
 // A cluster as its database sees it (GET /v1/cluster): the nodes that
 // heartbeat and the lease of every shard. Times are Unix ms by the
 // database's clock.
 struct ClusterNode {
   std::string node_id;
+  std::string instance;  // the process running as it
   std::int64_t started_ms = 0;
   std::int64_t expires_ms = 0;  // its heartbeat lapses then
+  std::optional<std::int64_t> clock_offset_ms;  // its wall clock minus the database's
 };
 struct ShardLease {
   int shard = 0;
-  std::string owner;  // "" when no node holds it
+  std::string owner;  // "node_id#instance"; "" when no node holds it
   std::int64_t epoch = 0;
   std::int64_t expires_ms = 0;
 };
@@ -124,6 +192,15 @@ class StoreSnapshot {
   virtual Result<Page> Timers(const std::optional<std::string>& after, std::size_t limit,
                               std::size_t max_bytes, unsigned states) = 0;
   static constexpr std::size_t kPageScanBudget = 10'000;
+  // Every schedule (ScheduleRow) and every flow's stored settings (key,
+  // settings as the flow layer encodes them) in the snapshot, in key order,
+  // read whole: an export holds them in memory at its end (they are few
+  // next to the timers: a schedule's record is about a kilobyte).
+  struct Rest {
+    std::vector<ScheduleRow> schedules;
+    std::vector<std::pair<std::string, std::string>> flows;
+  };
+  virtual Result<Rest> SchedulesAndFlows() = 0;
   // Timers per state in the snapshot.
   virtual const StateCounts& counts() const = 0;
   // When it was taken, Unix ms (the database's clock for PostgreSQL).
@@ -133,10 +210,11 @@ inline constexpr unsigned kAllStates = (1u << kNumStates) - 1;
 
 // Told of every change to when a timer is due, once it is committed:
 // `due_ms` is its new due time, or nullopt when it stopped being scheduled
-// (delivered, failed, cancelled, deleted). Calls for one id come in commit
-// order. A claim (the same due time) is not a change.
-using DueListener =
-    std::function<void(const std::string& id, std::optional<std::int64_t> due_ms)>;
+// (delivered, failed, cancelled, deleted); `flow` is the timer's flow. Calls
+// for one id come in commit order. A claim (the same due time) is not a
+// change.
+using DueListener = std::function<void(const std::string& id, std::optional<std::int64_t> due_ms,
+                                       const std::string& flow)>;
 
 // Thread safety: every method may be called from any thread.
 //
@@ -152,7 +230,8 @@ class TimerStore {
 
   virtual ~TimerStore() = default;
 
-  // Queues `mutation` over the timers `ids`. Mutations with an id in common
+  // Queues `mutation` over the timers `ids` (and the schedules named by
+  // ScheduleKey among them). Mutations with an id in common
   // never run at the same time; each runs whole or not at all. `done` gets
   // the mutation's own status, or the write's if that failed (kUnavailable:
   // nothing of it was written), and runs before the ids are free for the
@@ -165,11 +244,50 @@ class TimerStore {
   virtual Result<std::optional<TimerRecord>> Get(const std::string& id) const = 0;
 
   // Due entries of the given shards with `from` <= (due_ms, id) and
-  // due_ms < to_ms, in (due_ms, id) order, at most `limit`.
-  virtual Result<std::vector<DueEntry>> ScanDue(const std::vector<int>& shards,
-                                                const DueEntry& from,
-                                                std::int64_t to_ms,
-                                                std::size_t limit) const = 0;
+  // due_ms < to_ms, in (due_ms, id) order, at most `limit`, without those
+  // of the flows in `skip` (may be null). It looks at no more than `limit`
+  // entries plus kSkipBudget skipped ones: past that it stops and says
+  // where (DueScan::resume), so a scan behind a deferred flow's backlog of
+  // millions costs a bounded time per call.
+  virtual Result<DueScan> ScanDue(const std::vector<int>& shards, const DueEntry& from,
+                                  std::int64_t to_ms, std::size_t limit,
+                                  const FlowSet* skip = nullptr) const = 0;
+  static constexpr std::size_t kSkipBudget = 100'000;
+
+  // Due entries of `flow` of the given shards with `from` <= (due_ms, id)
+  // and due_ms < to_ms, in (due_ms, id) order, at most `limit`. PostgreSQL
+  // reads a per-flow index; the embedded store walks its due index, looking
+  // at no more than kSkipBudget entries of other flows before it stops and
+  // says where (DueScan::resume).
+  virtual Result<DueScan> ScanFlowDue(const std::string& flow, const std::vector<int>& shards,
+                                      const DueEntry& from, std::int64_t to_ms,
+                                      std::size_t limit) const = 0;
+  // How many timers of `flow` (pending and delivering) of `shards` (null:
+  // all) are due before `before_ms`, counting up to `cap`. `at_least`: the
+  // real number may be larger (it reached `cap`; or the embedded store,
+  // which walks its due index, looked at 10 * cap entries of every flow
+  // first).
+  struct FlowCount {
+    std::int64_t count = 0;
+    bool at_least = false;
+  };
+  virtual Result<FlowCount> CountFlowDue(const std::string& flow, std::int64_t before_ms,
+                                         std::size_t cap,
+                                         const std::vector<int>* shards = nullptr) const = 0;
+
+  // Flow settings (server/flow/), kept as the flow layer encodes them.
+  // Changes flow `flow`'s settings atomically (against other nodes' changes
+  // too): `change` gets what is stored (nullopt: none) and returns what to
+  // store (nullopt: delete them), or an error (then nothing is written).
+  // Returns what is stored after it. Durable (fsynced, or committed) when it
+  // returns: it blocks for that, so never call it on an I/O thread.
+  // kUnavailable if it could not be written.
+  using FlowSettingsChange =
+      std::function<Result<std::optional<std::string>>(const std::optional<std::string>& stored)>;
+  virtual Result<std::optional<std::string>> UpdateFlowSettings(
+      const std::string& flow, const FlowSettingsChange& change) = 0;
+  // Every flow's stored settings, by key.
+  virtual Result<std::vector<std::pair<std::string, std::string>>> ListFlowSettings() const = 0;
 
   // Timers in `state` after `after` (from the start if nullopt): pending and
   // delivering ones by due time, the others by when they finished; of them,
@@ -218,8 +336,31 @@ class TimerStore {
   // back it up), or for a `dir` that exists.
   virtual Status Checkpoint(const std::string& dir) = 0;
 
+  // The schedule `id`, as of the last completed write; nullopt if none.
+  virtual Result<std::optional<ScheduleRow>> GetSchedule(const std::string& id) const = 0;
+  // Schedules with ids after `after` ("": from the first) in id order, in
+  // `state` (any if nullopt), whose ids start with `prefix`; at most `limit`,
+  // looking at kListScanBudget at most, and stopping once their records
+  // (ScheduleRow::record) reach `max_bytes` (at least one is returned if
+  // there is one): so a page may be short, even empty, and still have
+  // `next`. Only the page's records are read.
+  virtual Result<SchedulePage> ListSchedules(std::optional<std::uint8_t> state,
+                                             const std::string& after, std::size_t limit,
+                                             std::size_t max_bytes,
+                                             const std::string& prefix) const = 0;
+  // Schedules per state (ScheduleRow::state), as of the last completed write.
+  virtual ScheduleCounts CountSchedules() const = 0;
+  // The timers whose ids start with `prefix` and sort before `before` ("":
+  // no bound), highest id first, at most `limit` (a schedule's last
+  // occurrences: their ids sort by time).
+  virtual Result<std::vector<TimerRecord>> LastWithPrefix(const std::string& prefix,
+                                                          const std::string& before,
+                                                          std::size_t limit) const = 0;
+
   // The number of shards timers are spread over (1 for the embedded store)
-  // and the shard of `id`. The scheduler loads the shards this node owns.
+  // and the shard of `id` (of its ShardKeyOf: a schedule's key and its
+  // occurrences are in the schedule's shard). The scheduler loads the
+  // shards this node owns.
   virtual int shard_count() const = 0;
   virtual int ShardOf(std::string_view id) const = 0;
 
@@ -261,7 +402,7 @@ struct StoreOptions {
   // Cluster mode: the PostgreSQL store.
   std::string postgres;       // a postgresql:// URL or key=value conninfo
   int shards = 0;             // when the schema is created (0: 256); fixed after
-  std::string node_id;        // this node, as leases and notifications name it
+  std::string node_id;        // this process, as leases and notifications name it ("node#instance")
   const ShardFence* fence = nullptr;  // this node's leases; must outlive the store
   // Changes to timers due within this much of now are announced to the
   // other nodes (NOTIFY), so that the owner of their shard arms them.

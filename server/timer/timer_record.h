@@ -51,6 +51,10 @@ struct AttemptLog {
   std::uint32_t duration_ms = 0;
   std::int32_t status = 0;  // HTTP status; 0 when none was read (or NATS)
   std::string error;        // empty when it succeeded
+  // How long it waited for its flow's limits before it started (rate,
+  // in-flight cap, pause, a Retry-After hold): lateness that flow control
+  // caused, not the server (docs/flows.md).
+  std::uint32_t throttled_ms = 0;
   friend bool operator==(const AttemptLog&, const AttemptLog&) = default;
 };
 inline constexpr std::size_t kMaxAttemptLog = 10;
@@ -68,6 +72,9 @@ struct TimerRecord {
   DigestKind digest_kind = DigestKind::kSha256;
   Digest digest{};                // of the create request
   std::string target;             // a webhook URL, or kNatsPrefix + subject
+  // Its flow (timer/flow_key.h): the one the create named, else
+  // DefaultFlowKey(target). Fixed for the timer's life.
+  std::string flow;
   std::vector<std::pair<std::string, std::string>> headers;  // sent with each attempt
   std::string payload = "null";   // serialized JSON
   std::string last_error;         // of the last failed attempt

@@ -37,6 +37,7 @@ TimerRecord NewTimer(const TimerSpec& spec, std::string id, std::int64_t now_ms)
   r.digest_kind = DigestKind::kSha256;
   r.digest = spec.digest;
   r.target = spec.target;
+  r.flow = spec.flow;
   r.headers = spec.headers;
   r.payload = spec.payload;
   return r;

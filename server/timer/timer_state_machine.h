@@ -37,6 +37,7 @@ struct TimerSpec {
   std::optional<std::string> id;  // absent: the server generates one
   std::int64_t fire_at_ms = 0;    // absolute; past times were clamped to now
   std::string target;             // see timer/target.h
+  std::string flow;               // as named, else DefaultFlowKey(target)
   std::vector<std::pair<std::string, std::string>> headers;
   std::string payload = "null";   // serialized JSON
   std::uint32_t max_attempts = 1;

@@ -120,6 +120,11 @@ Result<ExportSessions::PageOut> ExportSessions::Page(const ExportCursor& cursor,
   out.records = std::move(page->records);
   out.next = std::move(page->next);
   out.states = session->states;
+  if (!out.next && out.states == kAllStates) {
+    Result<StoreSnapshot::Rest> rest = session->snapshot->SchedulesAndFlows();
+    if (!rest.ok()) return rest.status();
+    out.rest = std::move(*rest);
+  }
   {
     internal::MutexLock lock(mutex_);
     session->last_used =

@@ -61,6 +61,10 @@ class ExportSessions {
     std::vector<TimerRecord> records;
     std::optional<std::string> next;  // the cursor's `after` for the next page; none at the end
     unsigned states = kAllStates;
+    // On the last page of an export of every state: the snapshot's
+    // schedules and flow settings (an export of some states holds only
+    // timers).
+    std::optional<StoreSnapshot::Rest> rest;
   };
 
   // `store` and `clock` must outlive this.

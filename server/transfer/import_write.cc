@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "schedule/schedule_record.h"
+
 namespace tickwheel::server {
 
 bool SameTimer(const TimerRecord& stored, const TimerRecord& imported) {
@@ -18,15 +20,24 @@ bool SameTimer(const TimerRecord& stored, const TimerRecord& imported) {
   return same_body && stored.fire_at_ms == imported.fire_at_ms;
 }
 
+bool SameSchedule(const ScheduleRow& stored, const ScheduleRow& imported) {
+  Result<ScheduleRecord> a = DecodeSchedule(stored);
+  Result<ScheduleRecord> b = DecodeSchedule(imported);
+  return a.ok() && b.ok() && a->digest == b->digest;
+}
+
 std::vector<std::string> ImportBatch::ids() const {
   std::vector<std::string> out;
-  out.reserve(records.size());
+  out.reserve(records.size() + schedules.size());
   for (const TimerRecord& r : records) out.push_back(r.id);
+  for (const ScheduleRow& s : schedules) out.push_back(ScheduleKey(s.id));
   return out;
 }
 
 std::size_t ImportBatch::count(ImportOutcome outcome) const {
-  return static_cast<std::size_t>(std::count(outcomes.begin(), outcomes.end(), outcome));
+  return static_cast<std::size_t>(std::count(outcomes.begin(), outcomes.end(), outcome) +
+                                  std::count(schedule_outcomes.begin(), schedule_outcomes.end(),
+                                             outcome));
 }
 
 TimerStore::Mutation ImportMutation(std::shared_ptr<ImportBatch> batch) {
@@ -48,6 +59,18 @@ TimerStore::Mutation ImportMutation(std::shared_ptr<ImportBatch> batch) {
         continue;
       }
       txn.Put(std::nullopt, record);
+    }
+    batch->schedule_outcomes.assign(batch->schedules.size(), ImportOutcome::kCreated);
+    for (std::size_t i = 0; i < batch->schedules.size(); ++i) {
+      const ScheduleRow& row = batch->schedules[i];
+      Result<std::optional<ScheduleRow>> stored = txn.GetSchedule(row.id);
+      if (!stored.ok()) return stored.status();
+      if (*stored) {
+        batch->schedule_outcomes[i] =
+            SameSchedule(**stored, row) ? ImportOutcome::kExisting : ImportOutcome::kConflict;
+        continue;
+      }
+      txn.PutSchedule(std::nullopt, row);
     }
     return Status::Ok();
   };

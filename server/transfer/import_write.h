@@ -28,16 +28,23 @@ enum class ImportOutcome : std::uint8_t {
 bool SameTimer(const TimerRecord& stored, const TimerRecord& imported);
 
 // One import request's records and, once written, what became of each.
+// The same schedule: made by the same create request (their digests), so
+// one may be further along its recurrence than the other.
+bool SameSchedule(const ScheduleRow& stored, const ScheduleRow& imported);
+
 struct ImportBatch {
   std::vector<TimerRecord> records;  // ids unique
   std::vector<ImportOutcome> outcomes;  // filled by the mutation, one per record
+  std::vector<ScheduleRow> schedules;  // ids unique
+  std::vector<ImportOutcome> schedule_outcomes;  // ... one per schedule
   std::vector<std::string> ids() const;
   std::size_t count(ImportOutcome outcome) const;
 };
 
 // The store mutation that imports `batch` (submit it over batch->ids(),
 // durably): each id not in the store gets its record; an id in the store is
-// kExisting or kConflict and is not written. All of the batch or nothing.
+// kExisting or kConflict and is not written. Schedules alike (ids() names
+// them by ScheduleKey). All of the batch or nothing.
 // Idempotent: the same batch again changes nothing.
 TimerStore::Mutation ImportMutation(std::shared_ptr<ImportBatch> batch);
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tickwheel/internal/batch_flusher.h"
 
+#include <new>
 #include <stdexcept>
 #include <string>
 
@@ -31,10 +32,12 @@ class InsideBatch {
 }  // namespace
 
 BatchFlusher::BatchFlusher(Duration interval, TakeBatch take_batch,
-                           Clock& clock, ErrorHandler on_error,
-                           bool concurrent_batches, const char* name)
+                           RunLeft run_left, Clock& clock,
+                           ErrorHandler on_error, bool concurrent_batches,
+                           const char* name)
     : interval_(interval),
       take_batch_(std::move(take_batch)),
+      run_left_(std::move(run_left)),
       clock_(clock),
       on_error_(std::move(on_error)),
       concurrent_batches_(concurrent_batches),
@@ -54,24 +57,45 @@ std::thread BatchFlusher::AddedLocked(bool full) {
   // Without a flusher thread (only while shutting down) a full batch stays
   // in the container for Shutdown's final flush.
   if (full && thread_.running()) {
-    std::uint64_t seq = 0;
-    if (BatchJob job = TakeLocked(&seq)) {
-      handoffs_.emplace_back(seq, std::move(job));
-      const std::uint64_t ticket = handoffs_posted_++;
-      // Awake, the thread looks at handoffs_ before it sleeps again.
-      if (asleep_) {
-        asleep_ = false;
-        thread_.WakeLocked();
-      }
-      // From inside a batch, waiting could wait for ourselves.
-      if (running_batch_of != this) {
-        while (ticket >= handoffs_taken_ + kWaitingBatches) {
-          queue_space_.Wait(mutex_);
-        }
-      }
+    try {
+      HandOffLocked();
+    } catch (const std::bad_alloc&) {
+      // The task is stored: the batch stays in the container, and the
+      // flusher thread takes it at its next tick (or the next Add hands it
+      // over).
     }
   }
   return ended;
+}
+
+void BatchFlusher::HandOffLocked() {
+  // Room in the queue first, then the batch: a failure changes nothing.
+  handoffs_.emplace_back(0, BatchJob());
+  std::uint64_t seq = 0;
+  BatchJob job;
+  try {
+    job = TakeLocked(&seq);
+  } catch (...) {
+    handoffs_.pop_back();
+    throw;
+  }
+  if (!job) {
+    handoffs_.pop_back();
+    return;
+  }
+  handoffs_.back() = {seq, std::move(job)};
+  const std::uint64_t ticket = handoffs_posted_++;
+  // Awake, the thread looks at handoffs_ before it sleeps again.
+  if (asleep_) {
+    asleep_ = false;
+    thread_.WakeLocked();
+  }
+  // From inside a batch, waiting could wait for ourselves.
+  if (running_batch_of != this) {
+    while (ticket >= handoffs_taken_ + kWaitingBatches) {
+      queue_space_.Wait(mutex_);
+    }
+  }
 }
 
 void BatchFlusher::RunFlusher(TimePoint next_tick) {
@@ -80,14 +104,15 @@ void BatchFlusher::RunFlusher(TimePoint next_tick) {
   MutexLock lock(mutex_);
   for (;;) {
     if (!handoffs_.empty()) {
-      // All queued batches at once: one critical section for many batches.
-      std::deque<std::pair<std::uint64_t, BatchJob>> batches;
-      batches.swap(handoffs_);
-      handoffs_taken_ += batches.size();
+      // All queued batches at once: one critical section for many batches
+      // (a swap with the empty running_, which allocates nothing).
+      running_.swap(handoffs_);
+      handoffs_taken_ += running_.size();
       queue_space_.SignalAll();
       ran_handoff = true;
       lock.Unlock();
-      for (auto& [seq, job] : batches) RunBatch(job, seq);
+      for (auto& [seq, job] : running_) RunBatch(job, seq);
+      running_.clear();
       lock.Lock();
       last_batch = clock_.Now();
       continue;
@@ -101,7 +126,22 @@ void BatchFlusher::RunFlusher(TimePoint next_tick) {
         ran_handoff = false;
       } else {
         std::uint64_t seq = 0;
-        if (BatchJob job = TakeLocked(&seq)) {
+        BatchJob job;
+        std::exception_ptr error;
+        try {
+          job = TakeLocked(&seq);
+        } catch (...) {
+          error = std::current_exception();
+        }
+        if (error) {
+          // Out of memory: the tasks stay in the container for the next
+          // tick (this thread does not end while they are there).
+          lock.Unlock();
+          ReportError(name_, on_error_, error);
+          lock.Lock();
+          continue;
+        }
+        if (job) {
           lock.Unlock();
           RunBatch(job, seq);
           lock.Lock();
@@ -125,11 +165,22 @@ void BatchFlusher::RunFlusher(TimePoint next_tick) {
 }
 
 BatchJob BatchFlusher::TakeLocked(std::uint64_t* seq) {
-  BatchJob job = take_batch_();
-  if (job) {
-    *seq = next_seq_++;
-    finished_.push_back(false);
+  // Room for the batch's flag first, then its job, which empties the
+  // container last: a failure changes nothing (before, a number could be
+  // taken and never finished, and every later Wait hung).
+  finished_.push_back(false);
+  BatchJob job;
+  try {
+    job = take_batch_();
+  } catch (...) {
+    finished_.pop_back();
+    throw;
   }
+  if (!job) {
+    finished_.pop_back();
+    return job;
+  }
+  *seq = next_seq_++;
   return job;
 }
 
@@ -143,7 +194,7 @@ void BatchFlusher::RunBatch(BatchJob& job, std::uint64_t seq) {
     try {
       job();
     } catch (...) {
-      ReportError(name_, on_error_, std::current_exception());
+      BatchThrew(std::current_exception());
     }
     job = BatchJob();  // the tasks are destroyed before the batch finishes
   }
@@ -177,7 +228,7 @@ void BatchFlusher::Wait() {
   while (first_unfinished_ < bound) batch_finished_.Wait(mutex_);
 }
 
-void BatchFlusher::Shutdown() {
+void BatchFlusher::Shutdown() noexcept {
   std::thread flusher;
   {
     MutexLock lock(mutex_);
@@ -186,10 +237,34 @@ void BatchFlusher::Shutdown() {
     flusher = thread_.TakeLocked();
   }
   if (flusher.joinable()) flusher.join();
-  Wait();
-  // Batches may have added tasks while they ran; nothing is left behind.
-  while (Flush()) {
+  try {
+    Wait();
+    // Batches may have added tasks while they ran; nothing is left behind.
+    while (Flush()) {
+    }
+  } catch (const std::bad_alloc&) {
+    // No memory for a batch. Every numbered batch has finished (the flusher
+    // ran its own before it ended, no other call is in progress, and a
+    // failed take numbers nothing), so running the rest here keeps the
+    // order.
+    while (RunLeftNow()) {
+    }
   }
+}
+
+bool BatchFlusher::RunLeftNow() noexcept {
+  InsideBatch inside(this);
+  try {
+    return run_left_();
+  } catch (...) {
+    BatchThrew(std::current_exception());
+    return true;  // it ran a batch, which threw
+  }
+}
+
+void BatchFlusher::BatchThrew(std::exception_ptr error) noexcept {
+  callback_errors_.fetch_add(1, std::memory_order_relaxed);
+  ReportError(name_, on_error_, error);
 }
 
 void BatchFlusher::ThrowIfInsideBatch(const char* method) const {

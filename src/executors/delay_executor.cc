@@ -64,6 +64,7 @@ void DelayExecutor::Run() {
       try {
         fn_();
       } catch (...) {
+        callback_errors_.fetch_add(1, std::memory_order_relaxed);
         internal::ReportError(kName, on_error_, std::current_exception());
       }
       lock.Lock();

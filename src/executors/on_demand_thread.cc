@@ -6,17 +6,16 @@
 namespace tickwheel::internal {
 
 std::thread OnDemandThread::StartLocked(std::function<void()> body) {
-  std::thread ended = std::move(thread_);
-  sleeper_ = clock_.NewSleeper();
+  // Everything that can fail comes first, while nothing has changed: a
+  // previous, ended thread stays in thread_ to be joined (destroying it
+  // joinable would terminate the process).
+  std::unique_ptr<Sleeper> sleeper = clock_.NewSleeper();
+  // The new thread waits for the owner's mutex, which the caller holds,
+  // before it looks at sleeper_ or running_.
+  std::thread thread(std::move(body));
+  std::thread ended = std::exchange(thread_, std::move(thread));
+  sleeper_ = std::move(sleeper);
   running_ = true;
-  try {
-    thread_ = std::thread(std::move(body));
-  } catch (...) {
-    running_ = false;
-    sleeper_.reset();
-    thread_ = std::move(ended);  // still ended, still to be joined
-    throw;
-  }
   return ended;
 }
 

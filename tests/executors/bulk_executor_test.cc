@@ -168,6 +168,7 @@ TEST_F(BulkExecutorTest, ThrowingBatchIsReportedAndTheNextOnesRun) {
   executor.Wait();
   EXPECT_THAT(recorder_.tasks(), ElementsAreArray(Iota(9)));
   EXPECT_EQ(errors.load(), 1);
+  EXPECT_EQ(executor.callback_errors(), 1u);
 }
 
 // go-zero's TestPeriodicalExecutor_Deadlock: every Add hands a batch over.

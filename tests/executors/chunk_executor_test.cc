@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -111,6 +112,28 @@ TEST_F(ChunkExecutorTest, HugeSizesSaturateInsteadOfWrapping) {
   executor.Add(2, 1);
   executor.Wait();
   EXPECT_THAT(recorder_.sizes(), ElementsAre(2, 1));
+}
+
+// A batch whose `execute` throws is counted and reported, and the next
+// batches run.
+TEST_F(ChunkExecutorTest, ThrowingBatchIsCountedReportedAndTheNextOnesRun) {
+  int errors = 0;  // Flush and Wait run the batches on this thread
+  ChunkExecutor<int> executor(
+      [&](std::vector<int> batch) {
+        const bool bad = batch[0] % 2 == 0;
+        recorder_.Record(std::move(batch));
+        if (bad) throw std::runtime_error("bad chunk");
+      },
+      {.max_bytes = 100, .interval = minutes(1), .clock = &clock_,
+       .on_error = [&](std::exception_ptr) { ++errors; }});
+  for (int i = 0; i < 4; ++i) {
+    executor.Add(i, 1);
+    EXPECT_TRUE(executor.Flush());
+  }
+  executor.Wait();
+  EXPECT_THAT(recorder_.tasks(), ElementsAreArray(Iota(4)));
+  EXPECT_EQ(errors, 2);
+  EXPECT_EQ(executor.callback_errors(), 2u);
 }
 
 TEST_F(ChunkExecutorTest, RejectsBadOptionsNamingThem) {

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -135,21 +136,32 @@ TEST_F(DelayExecutorTest, DestructionIgnoresTriggersFromTheLastRun) {
   EXPECT_EQ(runs_.load(), 1);
 }
 
+// The throw is counted too (callback_errors), before on_error sees it.
 TEST_F(DelayExecutorTest, ThrowingFnIsReportedAndLaterTriggersStillRun) {
   std::atomic<int> errors{0};
+  std::atomic<std::uint64_t> counted{0};  // callback_errors() in on_error
+  const DelayExecutor* self = nullptr;    // set before the first run
   DelayExecutor executor(
       [&] {
         if (++runs_ == 1) throw std::runtime_error("first run fails");
       },
       kDelay,
-      {.clock = &clock_, .on_error = [&](std::exception_ptr) { ++errors; }});
+      {.clock = &clock_, .on_error = [&](std::exception_ptr) {
+         counted = self->callback_errors();
+         ++errors;
+       }});
+  self = &executor;
+  EXPECT_EQ(executor.callback_errors(), 0u);
   executor.Trigger();
   clock_.Advance(kDelay);
   EXPECT_EQ(errors.load(), 1);
+  EXPECT_EQ(counted.load(), 1u);
+  EXPECT_EQ(executor.callback_errors(), 1u);
   executor.Trigger();
   clock_.Advance(kDelay);
   EXPECT_EQ(runs_.load(), 2);
   EXPECT_EQ(errors.load(), 1);
+  EXPECT_EQ(executor.callback_errors(), 1u);
 }
 
 TEST_F(DelayExecutorTest, ManyThreadsTriggeringAtOnceGetOneRun) {

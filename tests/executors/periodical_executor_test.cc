@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -163,11 +164,16 @@ TEST_F(PeriodicalExecutorTest, ExecutesEveryTaskOnceInOrder) {
 }
 
 // go-zero's TestPeriodicalExecutor_Panic.
+// Each throwing batch is counted too (callback_errors), before on_error
+// sees it.
 TEST_F(PeriodicalExecutorTest, ThrowingBatchIsReportedAndLosesNoOtherTask) {
   std::atomic<int> errors{0};
   std::string message;
+  std::atomic<std::uint64_t> counted{0};  // callback_errors() in on_error
+  const Executor* self = nullptr;         // set before any batch runs
   auto options = Options();
   options.on_error = [&](std::exception_ptr e) {
+    counted = self->callback_errors();
     try {
       std::rethrow_exception(e);
     } catch (const std::runtime_error& error) {
@@ -181,16 +187,21 @@ TEST_F(PeriodicalExecutorTest, ThrowingBatchIsReportedAndLosesNoOtherTask) {
                       if (first) throw std::runtime_error("test");
                     }),
                     std::move(options));
+  self = &executor;
+  EXPECT_EQ(executor.callback_errors(), 0u);
   for (int i = 0; i < 30; ++i) executor.Add(i);
   clock_.Advance(kInterval);
   clock_.Advance(kInterval);
   EXPECT_THAT(recorder_.tasks(), ElementsAreArray(Iota(30)));
   EXPECT_EQ(errors.load(), 1);
   EXPECT_EQ(message, "test");
+  EXPECT_EQ(counted.load(), 1u);
+  EXPECT_EQ(executor.callback_errors(), 1u);
 
   executor.Add(30);  // the executor goes on
   executor.Wait();
   EXPECT_THAT(recorder_.tasks(), ElementsAreArray(Iota(31)));
+  EXPECT_EQ(executor.callback_errors(), 1u);
 }
 
 // go-zero's TestPeriodicalExecutor_FlushPanic.
@@ -207,6 +218,7 @@ TEST_F(PeriodicalExecutorTest, FlushOfAThrowingBatchReportsAndReturns) {
   EXPECT_TRUE(executor.Flush());
   EXPECT_THAT(recorder_.tasks(), ElementsAreArray(Iota(8)));
   EXPECT_EQ(errors, 1);
+  EXPECT_EQ(executor.callback_errors(), 1u);
 }
 
 TEST_F(PeriodicalExecutorTest, WithoutAHandlerAThrowIsWrittenToStderr) {
@@ -220,6 +232,7 @@ TEST_F(PeriodicalExecutorTest, WithoutAHandlerAThrowIsWrittenToStderr) {
   const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_THAT(err, HasSubstr("PeriodicalExecutor"));
   EXPECT_THAT(err, HasSubstr("disk full"));
+  EXPECT_EQ(executor.callback_errors(), 1u);  // counted all the same
 }
 
 TEST_F(PeriodicalExecutorTest,

@@ -36,7 +36,7 @@ namespace {
 
 using server::DstGap;
 using server::DstOverlap;
-namespace internal = server::internal;
+namespace recurrence_internal = server::recurrence_internal;
 
 const char* const kZones[] = {"UTC",           "Europe/Berlin",       "America/New_York",
                               "Australia/Lord_Howe", "Asia/Tokyo", "Pacific/Chatham",
@@ -62,8 +62,8 @@ bool NamesAField(const std::string& message) {
 // matches and was not shown before (unless "both"), or the clock jumped
 // forward onto it over a matching reading ("shift").
 struct Brute {
-  const internal::CronSearch& search;
-  const internal::Zone& zone;
+  const recurrence_internal::CronSearch& search;
+  const recurrence_internal::Zone& zone;
   DstGap gap;
   DstOverlap overlap;
 };
@@ -74,13 +74,13 @@ void CheckNothingSkipped(const Brute& b, std::int64_t start_s, std::int64_t next
   // hours: a day back is enough).
   std::int64_t shown = start_s + b.zone.At(start_s).utc_offset_s;
   for (std::int64_t u = start_s - 86400; u <= start_s;) {
-    internal::Zone::Period p = b.zone.At(u);
+    recurrence_internal::Zone::Period p = b.zone.At(u);
     std::int64_t last = std::min(p.end - 1, start_s);
     shown = std::max(shown, last + p.utc_offset_s);
     u = last + 1;
   }
   std::int64_t previous = start_s + b.zone.At(start_s).utc_offset_s;
-  internal::Zone::Period period = b.zone.At(start_s + 1);
+  recurrence_internal::Zone::Period period = b.zone.At(start_s + 1);
   std::int64_t end = std::min(next_s, start_s + 1 + kWindowS);
   for (std::int64_t u = start_s + 1; u < end; ++u) {
     if (u >= period.end) period = b.zone.At(u);
@@ -134,15 +134,15 @@ void FuzzOne(const std::uint8_t* data, std::size_t size) {
     Require(NamesAField(s.message()), "the message names no field: " + s.message(), text);
     return;
   }
-  internal::CronSearch search(*internal::ParseCronExpression(spec.cron));
-  std::shared_ptr<const internal::Zone> zone = *internal::Zone::Find(spec.time_zone);
+  recurrence_internal::CronSearch search(*recurrence_internal::ParseCronExpression(spec.cron));
+  std::shared_ptr<const recurrence_internal::Zone> zone = *recurrence_internal::Zone::Find(spec.time_zone);
 
   std::int64_t after = start_ms;
   for (int step = 0; step < 3; ++step) {
     std::optional<std::int64_t> next = r->NextAfter(after);
     std::int64_t after_s = after / 1000 - (after % 1000 < 0 ? 1 : 0);
-    bool in_range = after_s > internal::kMinLocalSeconds + 2 * 86400 &&
-                    after_s < internal::kMaxLocalSeconds - 2 * 86400;
+    bool in_range = after_s > recurrence_internal::kMinLocalSeconds + 2 * 86400 &&
+                    after_s < recurrence_internal::kMaxLocalSeconds - 2 * 86400;
     if (in_range && step == 0) {
       CheckNothingSkipped(Brute{search, *zone, spec.dst_gap, spec.dst_overlap}, after_s,
                           next ? *next / 1000 : INT64_MAX, text);
@@ -152,9 +152,9 @@ void FuzzOne(const std::uint8_t* data, std::size_t size) {
                                std::to_string(after), text);
     Require(*next % 1000 == 0, "next " + std::to_string(*next) + " is not a whole second", text);
     std::int64_t next_s = *next / 1000;
-    internal::Zone::Period period = zone->At(next_s);
+    recurrence_internal::Zone::Period period = zone->At(next_s);
     std::int64_t local = next_s + period.utc_offset_s;
-    Require(local <= internal::kMaxLocalSeconds, "next reads past the year 9999", text);
+    Require(local <= recurrence_internal::kMaxLocalSeconds, "next reads past the year 9999", text);
     if (!search.Matches(local)) {
       // Only a shifted gap time: next is where a forward change ends, and a
       // reading the change skipped matches.

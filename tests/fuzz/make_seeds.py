@@ -360,6 +360,15 @@ def server_seeds():
         'create_https_headers': H('c', 128) + b'{"delay_ms":5,"target":{"url":"HTTPS://Hooks.Example/p?q=1#f","headers":{"Authorization":"Bearer x","X-Trace":"a\\tb"}}}',
         'create_reserved_header': H('c') + b'{"delay_ms":5,"target":{"url":"http://h/","headers":{"Host":"evil"}}}',
         'create_typo': H('c') + b'{"delay":10,"target":{"url":"http://h/"}}',
+        # Every bound, valid on it and refused one past it (10 years is the
+        # default horizon): a decoder off by one either way fails at once.
+        'create_upper_bounds': H('c') + b'{"delay_ms":315360000000,"target":{"url":"http://h/"},"retry":{"max_attempts":100,"backoff_ms":86400000}}',
+        'create_lower_bounds': H('c') + b'{"delay_ms":0,"target":{"url":"http://h/"},"retry":{"max_attempts":1,"backoff_ms":1}}',
+        'create_past_the_bounds': H('c') + b'{"delay_ms":315360000001,"target":{"url":"http://h/"},"retry":{"max_attempts":101,"backoff_ms":86400001}}',
+        'create_attempts_past_the_bound': H('c') + b'{"delay_ms":1,"target":{"url":"http://h/"},"retry":{"max_attempts":101}}',
+        'create_backoff_past_the_bound': H('c') + b'{"delay_ms":1,"target":{"url":"http://h/"},"retry":{"backoff_ms":86400001}}',
+        'reschedule_at_the_horizon': H('r') + b'{"fire_at_ms":2015360000000}',
+        'reschedule_past_the_horizon': H('r') + b'{"fire_at_ms":2015360000001}',
         'create_payload_limit': H('c', 4) + b'{"delay_ms":1,"payload":[true,false,null],"target":{"url":"http://h:1/"}}',
         'batch': H('b', 16) + b'{"timers":[{"id":"a","delay_ms":1,"target":{"url":"http://h/"}},{"id":"b","fire_at_ms":0,"target":{"url":"http://h:65535/p"}},{"id":"a","delay_ms":2,"target":{"url":"http://h/"}}]}',
         'reschedule': H('r') + b'{"delay_ms":-5}',
@@ -410,7 +419,10 @@ def server_seeds():
         'percent': 'st%61te=deliver%65d&limit=%31%30&after=-5%3Aa.b', 'bad_escape': 'state=%zz',
         'limit_zero': 'state=failed&limit=0', 'unknown': 'state=failed&sort=asc',
         'empty_pair': '&state=cancelled&', 'bad_after': 'state=delivered&after=a/b',
-        'no_state': 'limit=5',
+        'no_state': 'limit=5', 'limit_past_the_bound': 'state=failed&limit=1001',
+        'limit_leading_zeros': 'state=failed&limit=0001&limit=7',
+        'after_int64_min': 'state=failed&after=-9223372036854775808:a',
+        'after_past_int64': 'state=failed&after=9223372036854775808:a',
     }.items():
         write('list_query_fuzz', name, q)
     body = b'{"id":"order-42","delay_ms":30000,"payload":{"n":1},"target":{"url":"http://127.0.0.1:9000/hook"}}'
@@ -421,6 +433,12 @@ def server_seeds():
         'patch': bytes([0, 3]) + b'PATCH /v1/timers/a.b HTTP/1.1\r\nHost: h\r\nContent-Length: 17\r\n\r\n{"delay_ms":5000}',
         'body_over_limit': bytes([1, 0]) + b'POST /v1/timers HTTP/1.1\r\nHost: h\r\nContent-Length: 100\r\n\r\n' + b'x' * 100,
         'http10': bytes([0, 0]) + b'GET /healthz HTTP/1.0\r\n\r\n',
+        'flow_routes': bytes([0, 0]) + b'PUT /v1/flows/api.example.com%3A443 HTTP/1.1\r\nHost: h\r\nContent-Length: 12\r\n\r\n{"rate":100}POST /v1/flows/a%2Fb:pause HTTP/1.1\r\nHost: h\r\n\r\nPOST /v1/flows/x%zz:resume HTTP/1.1\r\nHost: h\r\n\r\nGET /v1/flows HTTP/1.1\r\nHost: h\r\n\r\n',
+        'fixed_routes': bytes([0, 0]) + b''.join(b'GET %s HTTP/1.1\r\nHost: h\r\n\r\n' % p for p in (
+            b'/metrics', b'/v1/whoami', b'/v1/stats', b'/v1/stats/series', b'/v1/cluster',
+            b'/v1/timers/:retry', b'/v1/timers/a:retry?show_headers=true', b'/v1')),
+        'schedule_routes': bytes([0, 0]) + b'GET /v1/schedules?state=active HTTP/1.1\r\nHost: h\r\n\r\nPATCH /v1/schedules/daily%2Dreport HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\n{}POST /v1/schedules/r:trigger HTTP/1.1\r\nHost: h\r\n\r\nPOST /v1/schedules/r%3Apause:backfill HTTP/1.1\r\nHost: h\r\n\r\nGET /v1/timers/daily-report@1795430400000 HTTP/1.1\r\nHost: h\r\n\r\nPOST /v1/timers/r%401795430400000:retry HTTP/1.1\r\nHost: h\r\n\r\nDELETE /v1/timers/r@0123 HTTP/1.1\r\nHost: h\r\n\r\n',
+        'batch_and_bulk': bytes([0, 0]) + b'POST /v1/timers:batch HTTP/1.1\r\nHost: h\r\nContent-Length: 16\r\n\r\n{"timers":[{}]}\nPOST /v1/timers:retry-failed HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\n{}POST /v1/timers:delete-failed HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\n{}',
     }.items():
         write('http_request_fuzz', name, data)
 

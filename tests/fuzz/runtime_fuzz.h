@@ -57,6 +57,13 @@ struct TickModel {
     return static_cast<std::uint64_t>(
         std::min<Wide>((d + tick_ns - 1) / tick_ns, Wide{MaxTick()}));
   }
+  // When a timer may fire at the earliest: its deadline, or, for a
+  // deadline past the wheel's last tick, that tick (the wheel clamps
+  // deadlines beyond its range to its end, wheel.h).
+  std::int64_t EarliestFiring(std::int64_t deadline_ns) const {
+    const Wide last = Wide{origin_ns} + Wide{MaxTick()} * tick_ns;
+    return static_cast<std::int64_t>(std::min<Wide>(deadline_ns, last));
+  }
   std::uint64_t NowTick(std::int64_t now_ns) const {
     const Wide d = Wide{now_ns} - origin_ns;
     if (d <= 0) return 0;

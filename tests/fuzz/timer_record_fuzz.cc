@@ -5,10 +5,11 @@
 //
 // The first input byte picks the mode:
 // - even: the rest is an encoded record. DecodeRecord must not crash; it
-//   refuses with kCorrupt and a message, or accepts: a format-2 record then
+//   refuses with kCorrupt and a message, or accepts: a format-3 record then
 //   re-encodes to exactly the same bytes (nothing ignored or guessed), a
-//   format-1 one comes back as a legacy digest and survives its upgrade
-//   (Decode(Encode(r)) == r); the state is valid, the id the one given.
+//   format-1 or -2 one survives its upgrade (Decode(Encode(r)) == r), a
+//   format-1 one as a legacy digest, both with their target's default flow;
+//   the state is valid, the id the one given.
 // - odd: the rest describes a record (any strings and numbers, any state
 //   and digest kind, up to 16 headers and 10 logged attempts: what the API
 //   and the state machine can make). DecodeRecord(EncodeRecord(r)) == r;
@@ -24,6 +25,7 @@
 
 #include "fuzz_source.h"
 #include "store/record_codec.h"
+#include "timer/flow_key.h"
 
 namespace tickwheel::testing {
 namespace {
@@ -53,14 +55,17 @@ void DecodeAny(std::string_view id, std::string_view bytes) {
   Require(r->id == id, "id not taken as given");
   Require(server::ParseState(server::StateName(r->state)) == r->state,
           "state name does not parse back");
+  Require(!r->flow.empty(), "accepted a record without a flow");
   const std::string again = EncodeRecord(*r);
-  if (bytes[0] == 2) {
+  if (bytes[0] == 3) {
     Require(again == bytes, "accepted bytes that do not re-encode to themselves");
   } else {
-    Require(bytes[0] == 1, "accepted format " + std::to_string(bytes[0]));
-    Require(r->digest_kind == server::DigestKind::kLegacy, "a format-1 record not legacy");
+    Require(bytes[0] == 1 || bytes[0] == 2, "accepted format " + std::to_string(bytes[0]));
+    Require(bytes[0] == 2 || r->digest_kind == server::DigestKind::kLegacy,
+            "a format-1 record not legacy");
+    Require(r->flow == server::DefaultFlowKey(r->target), "an old record's flow not its default");
     const auto upgraded = DecodeRecord(id, again);
-    Require(upgraded.ok() && *upgraded == *r, "a format-1 record changed in its upgrade");
+    Require(upgraded.ok() && *upgraded == *r, "an old record changed in its upgrade");
   }
 }
 
@@ -92,7 +97,10 @@ void RoundTrip(FuzzedDataProvider& in) {
     a.duration_ms = in.ConsumeIntegral<std::uint32_t>();
     a.status = in.ConsumeIntegral<std::int32_t>();
     a.error = in.ConsumeRandomLengthString(300);
+    a.throttled_ms = in.ConsumeIntegral<std::uint32_t>();
   }
+  r.flow = in.ConsumeRandomLengthString(300);
+  if (r.flow.empty()) r.flow = "f";  // every record has one (NewTimer, DecodeRecord)
 
   const std::string bytes = EncodeRecord(r);
   const auto back = DecodeRecord(r.id, bytes);
@@ -110,7 +118,7 @@ void RoundTrip(FuzzedDataProvider& in) {
                  "the encoding less its last byte");
   RequireRefused(DecodeRecord(r.id, bytes + '\0'), "trailing bytes");
   std::string other_version = bytes;
-  other_version[0] = 3;
+  other_version[0] = 4;
   RequireRefused(DecodeRecord(r.id, other_version), "an unknown format version");
 }
 

@@ -3,22 +3,34 @@
 // bodies of create, batch and reschedule, ids and NATS subjects, under
 // limits and a receipt time decoded from the input.
 //
-// Oracle: every input gives either a value or an error Status (CheckError:
-// a known reason, a message, 400/413, a body that is valid JSON), and whatever
-// is accepted satisfies the documented constraints, checked here against
-// the JSON itself rather than by calling the validators again:
+// Oracle, both ways: a body is accepted exactly when it is valid, as decided
+// here from the JSON alone (Invalid*: written again from docs/server.md, not
+// calling the validators under test), and what is accepted is what was
+// given. Every refusal is a well-formed error (CheckError: a known reason, a
+// message, 400/413, a body that is valid JSON). Valid means:
 // - only known fields, at every level; ids 1..128 of [A-Za-z0-9._~-];
-// - exactly one of delay_ms (0..horizon; fire = now + delay) or fire_at_ms
-//   (0..now + horizon; fire = max(at, now)); so now <= fire <= now + horizon;
-// - a target with exactly one of url (<= 2048 bytes; ParseHttpUrl accepts
-//   it, https only when enabled, and its parts re-assemble to a URL that
-//   parses to the same parts; headers only here: at most 16, 8 KiB in all,
-//   token names given once, none reserved, values without controls) or nats
-//   (only when enabled; a publishable subject);
-// - retry within 1..100 attempts and 1..86400000 ms, or the defaults;
-// - the payload serialized within the limit and re-parsing to the same
-//   value;
-// - batches: 1..max_batch timers, each as above, ids unique.
+// - exactly one of delay_ms (0..horizon) or fire_at_ms (0..now + horizon),
+//   each an integer (int64);
+// - a target object with exactly one of url (a string of <= 2048 bytes that
+//   ParseHttpUrl accepts, https only when enabled; headers only here: an
+//   object of at most 16 strings, 8 KiB of names and values in all, names
+//   RFC 9110 tokens given once (any case), none reserved, values without
+//   control characters but tab) or nats (a string; only when enabled; a
+//   publishable subject);
+// - flow, if given, a string of 1..260 printable ASCII characters other
+//   than space, / ? # % " and \, not ending in :pause or :resume;
+// - retry, if given, an object of max_attempts (1..100) and backoff_ms
+//   (1..86400000), both optional integers;
+// - a payload whose numbers are finite and whose serialization fits the
+//   limit;
+// - batches: {"timers": [...]} of 1..max_batch valid timers, ids unique;
+//   reschedules: an object of exactly one of delay_ms and fire_at_ms.
+// Taken as given: the id; fire = now + delay_ms, or max(fire_at_ms, now);
+// the flow, else the target's default flow (a valid flow key);
+// the URL (its parts re-assembled parse to the same parts) or the NATS
+// subject; the headers in order; max_attempts and backoff_ms as given, the
+// server's defaults where absent; the payload re-parsing to the value given
+// (null when absent).
 #include <boost/json.hpp>
 #include <cmath>
 #include <cstddef>
@@ -29,6 +41,7 @@
 #include "api/json_body.h"
 #include "api/timer_request.h"
 #include "decoder_checks.h"
+#include "timer/flow_key.h"
 #include "timer/http_url.h"
 #include "timer/target.h"
 
@@ -41,15 +54,6 @@ using server::TimerSpec;
 
 void Require(bool ok, const std::string& what) {
   if (!ok) FuzzFail(what);
-}
-
-// An integer field as the API reads it: int64 only.
-std::optional<std::int64_t> Int(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  if (v == nullptr) return std::nullopt;
-  Require(v->is_int64(), "accepted " + std::string(key) + " that is not an int64: " +
-                             json::serialize(*v));
-  return v->as_int64();
 }
 
 // Equal JSON values, except that doubles may differ in the last bits:
@@ -81,47 +85,43 @@ bool SameJson(const json::value& a, const json::value& b) {
   return a == b;
 }
 
-void OnlyFields(const json::object& o, std::initializer_list<std::string_view> known,
-                const std::string& where) {
+// --- What is valid, from the JSON alone: each Invalid* says why not, or "".
+
+std::string UnknownField(const json::object& o, std::initializer_list<std::string_view> known,
+                         const std::string& where) {
   for (const auto& kv : o) {
     bool ok = false;
     for (std::string_view k : known) ok = ok || kv.key() == k;
-    Require(ok, "accepted unknown field \"" + std::string(kv.key()) + "\" in " + where);
+    if (!ok) return "unknown field \"" + std::string(kv.key()) + "\" in " + where;
   }
+  return "";
 }
 
-void CheckFireTime(const json::object& o, std::int64_t fire, const ApiLimits& limits,
-                   std::int64_t now_ms, const std::string& where) {
-  const auto delay = Int(o, "delay_ms");
-  const auto at = Int(o, "fire_at_ms");
-  Require(delay.has_value() != at.has_value(),
-          where + ": accepted without exactly one of delay_ms and fire_at_ms");
-  if (delay) {
-    Require(*delay >= 0 && *delay <= limits.horizon_ms,
-            where + ": accepted delay_ms " + std::to_string(*delay));
-    Require(fire == now_ms + *delay, where + ": fire time is not now + delay_ms");
+// An integer field is an int64 when present.
+std::string NotAnInteger(const json::object& o, std::string_view key, const std::string& where) {
+  const json::value* v = o.if_contains(key);
+  if (v == nullptr || v->is_int64()) return "";
+  return where + "." + std::string(key) + " is not an int64: " + json::serialize(*v);
+}
+
+std::string InvalidFireTime(const json::object& o, const ApiLimits& limits, std::int64_t now_ms,
+                            const std::string& where) {
+  for (std::string_view key : {"delay_ms", "fire_at_ms"}) {
+    if (std::string why = NotAnInteger(o, key, where); !why.empty()) return why;
+  }
+  const json::value* delay = o.if_contains("delay_ms");
+  const json::value* at = o.if_contains("fire_at_ms");
+  if ((delay == nullptr) == (at == nullptr)) {
+    return where + ": not exactly one of delay_ms and fire_at_ms";
+  }
+  if (delay != nullptr) {
+    const std::int64_t d = delay->as_int64();
+    if (d < 0 || d > limits.horizon_ms) return where + ": delay_ms " + std::to_string(d);
   } else {
-    Require(*at >= 0 && *at <= now_ms + limits.horizon_ms,
-            where + ": accepted fire_at_ms " + std::to_string(*at));
-    Require(fire == std::max(*at, now_ms), where + ": fire time is not max(fire_at_ms, now)");
+    const std::int64_t a = at->as_int64();
+    if (a < 0 || a > now_ms + limits.horizon_ms) return where + ": fire_at_ms " + std::to_string(a);
   }
-  Require(fire >= now_ms && fire <= now_ms + limits.horizon_ms,
-          where + ": fire time outside [now, now + horizon]");
-}
-
-// A target URL the server accepted: it parses, and its parts re-assembled
-// parse to the same parts (what the webhook client will connect to).
-void CheckUrl(std::string_view url, bool https_enabled, const std::string& where) {
-  Require(url.size() <= 2048, where + ": accepted a URL over 2048 bytes");
-  const auto parsed = server::ParseHttpUrl(url);
-  Require(parsed.ok(), where + ": stored a URL that does not parse");
-  Require(!parsed->tls || https_enabled, where + ": accepted https without TLS");
-  const std::string again =
-      (parsed->tls ? "https://" : "http://") + parsed->HostHeader() + parsed->target;
-  const auto reparsed = server::ParseHttpUrl(again);
-  Require(reparsed.ok() && reparsed->tls == parsed->tls && reparsed->host == parsed->host &&
-              reparsed->port == parsed->port && reparsed->target == parsed->target,
-          where + ": URL parts do not re-parse to themselves: " + again);
+  return "";
 }
 
 bool IsToken(std::string_view name) {
@@ -144,87 +144,249 @@ std::string Lower(std::string_view s) {
 
 // Headers a target may set (docs/server.md): not hop-by-hop, framing, or
 // set by the server on every attempt.
-void CheckHeaders(const json::object& given, const TimerSpec& spec, const std::string& where) {
+std::string InvalidHeaders(const json::value& given, const std::string& where) {
   static constexpr std::string_view kReserved[] = {
       "connection", "keep-alive", "proxy-connection", "transfer-encoding", "te",
       "trailer", "upgrade", "content-length", "host", "content-type",
       "idempotency-key", "webhook-id", "webhook-timestamp", "webhook-signature"};
-  Require(given.size() <= 16 && spec.headers.size() == given.size(),
-          where + ": accepted " + std::to_string(given.size()) + " headers");
+  if (!given.is_object()) return where + ": headers that are not an object";
+  const json::object& headers = given.as_object();
+  if (headers.size() > 16) return where + ": " + std::to_string(headers.size()) + " headers";
   std::set<std::string> seen;
   std::size_t bytes = 0;
-  for (const auto& [name, value] : spec.headers) {
-    const json::value* v = given.if_contains(name);
-    Require(v && v->is_string() && v->as_string() == value, where + ": header not as given");
-    Require(IsToken(name), where + ": accepted header name \"" + name + "\"");
+  for (const auto& [name, value] : headers) {
+    if (!IsToken(name)) return where + ": header name \"" + std::string(name) + "\"";
     for (std::string_view r : kReserved) {
-      Require(Lower(name) != r, where + ": accepted reserved header " + name);
+      if (Lower(name) == r) return where + ": reserved header " + std::string(name);
     }
-    Require(seen.insert(Lower(name)).second, where + ": accepted header " + name + " twice");
-    for (char c : value) {
+    if (!seen.insert(Lower(name)).second) return where + ": header " + std::string(name) + " twice";
+    if (!value.is_string()) return where + ": header " + std::string(name) + " not a string";
+    for (char c : value.as_string()) {
       const auto u = static_cast<unsigned char>(c);
-      Require((u >= 0x20 || c == '\t') && u != 0x7f,
-              where + ": accepted a control character in header " + name);
+      if ((u < 0x20 && c != '\t') || u == 0x7f) {
+        return where + ": a control character in header " + std::string(name);
+      }
     }
-    bytes += name.size() + value.size();
+    bytes += name.size() + value.as_string().size();
   }
-  Require(bytes <= 8 * 1024, where + ": accepted headers over 8 KiB");
+  if (bytes > 8 * 1024) return where + ": headers over 8 KiB";
+  return "";
 }
 
-void CheckSpec(const json::value& body, const TimerSpec& spec, const ApiLimits& limits,
-               std::int64_t now_ms, const std::string& where) {
-  Require(body.is_object(), where + ": accepted a timer that is not an object");
+std::string InvalidTarget(const json::value* target, const ApiLimits& limits,
+                          const std::string& where) {
+  if (target == nullptr || !target->is_object()) return where + ": no target object";
+  const json::object& t = target->as_object();
+  if (std::string why = UnknownField(t, {"url", "nats", "headers"}, where + ".target");
+      !why.empty()) {
+    return why;
+  }
+  if (t.contains("url") == t.contains("nats")) return where + ": not exactly one of url and nats";
+  if (const json::value* nats = t.if_contains("nats")) {
+    if (!nats->is_string()) return where + ": a nats that is not a string";
+    if (!limits.nats_enabled) return where + ": a NATS target without --nats";
+    if (t.contains("headers")) return where + ": headers for a NATS target";
+    if (!IsValidSubject(nats->as_string())) return where + ": an invalid NATS subject";
+    return "";
+  }
+  const json::value& url = t.at("url");
+  if (!url.is_string()) return where + ": a url that is not a string";
+  if (url.as_string().size() > 2048) return where + ": a URL over 2048 bytes";
+  const auto parsed = server::ParseHttpUrl(url.as_string());
+  if (!parsed.ok()) return where + ": a URL that does not parse";
+  if (parsed->tls && !limits.https_enabled) return where + ": https without TLS";
+  if (const json::value* headers = t.if_contains("headers")) {
+    return InvalidHeaders(*headers, where + ".target.headers");
+  }
+  return "";
+}
+
+std::string InvalidRetry(const json::value* retry, const std::string& where) {
+  if (retry == nullptr) return "";
+  if (!retry->is_object()) return where + ": a retry that is not an object";
+  const json::object& r = retry->as_object();
+  if (std::string why = UnknownField(r, {"max_attempts", "backoff_ms"}, where + ".retry");
+      !why.empty()) {
+    return why;
+  }
+  for (std::string_view key : {"max_attempts", "backoff_ms"}) {
+    if (std::string why = NotAnInteger(r, key, where + ".retry"); !why.empty()) return why;
+  }
+  if (const json::value* a = r.if_contains("max_attempts")) {
+    if (a->as_int64() < 1 || a->as_int64() > 100) return where + ": max_attempts " + json::serialize(*a);
+  }
+  if (const json::value* b = r.if_contains("backoff_ms")) {
+    if (b->as_int64() < 1 || b->as_int64() > 86'400'000) {
+      return where + ": backoff_ms " + json::serialize(*b);
+    }
+  }
+  return "";
+}
+
+// A flow key (docs/flows.md).
+bool IsValidFlow(std::string_view key) {
+  if (key.empty() || key.size() > 260) return false;
+  for (char c : key) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u <= 0x20 || u >= 0x7f || std::string_view("/?#%\"\\").find(c) != std::string_view::npos) {
+      return false;
+    }
+  }
+  for (std::string_view action : {":pause", ":resume"}) {
+    if (key.size() >= action.size() && key.substr(key.size() - action.size()) == action) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool AllFinite(const json::value& v) {
+  if (v.is_double()) return std::isfinite(v.as_double());
+  if (v.is_array()) {
+    for (const json::value& e : v.as_array()) {
+      if (!AllFinite(e)) return false;
+    }
+  }
+  if (v.is_object()) {
+    for (const auto& kv : v.as_object()) {
+      if (!AllFinite(kv.value())) return false;
+    }
+  }
+  return true;
+}
+
+std::string InvalidTimer(const json::value& body, const ApiLimits& limits, std::int64_t now_ms,
+                         const std::string& where) {
+  if (!body.is_object()) return where + ": not an object";
   const json::object& o = body.as_object();
-  OnlyFields(o, {"id", "delay_ms", "fire_at_ms", "payload", "target", "retry"}, where);
+  if (std::string why =
+          UnknownField(o, {"id", "delay_ms", "fire_at_ms", "payload", "target", "retry", "flow"},
+                       where);
+      !why.empty()) {
+    return why;
+  }
+  if (const json::value* flow = o.if_contains("flow")) {
+    if (!flow->is_string() || !IsValidFlow(flow->as_string())) return where + ": an invalid flow";
+  }
   if (const json::value* id = o.if_contains("id")) {
-    Require(id->is_string() && spec.id && *spec.id == id->as_string(),
-            where + ": id not taken as given");
-    Require(IsValidId(*spec.id), where + ": accepted invalid id \"" + *spec.id + "\"");
+    if (!id->is_string() || !IsValidId(id->as_string())) return where + ": an invalid id";
+  }
+  if (std::string why = InvalidFireTime(o, limits, now_ms, where); !why.empty()) return why;
+  if (std::string why = InvalidTarget(o.if_contains("target"), limits, where); !why.empty()) {
+    return why;
+  }
+  if (std::string why = InvalidRetry(o.if_contains("retry"), where); !why.empty()) return why;
+  if (const json::value* payload = o.if_contains("payload")) {
+    if (!AllFinite(*payload)) return where + ": a payload number beyond a double";
+    if (json::serialize(*payload).size() > limits.payload_limit) {
+      return where + ": a payload over the limit";
+    }
+  }
+  return "";
+}
+
+std::string InvalidBatch(const json::value& body, const ApiLimits& limits, std::int64_t now_ms) {
+  if (!body.is_object()) return "a batch that is not an object";
+  const json::object& o = body.as_object();
+  if (std::string why = UnknownField(o, {"timers"}, "batch"); !why.empty()) return why;
+  const json::value* timers = o.if_contains("timers");
+  if (timers == nullptr || !timers->is_array()) return "a batch without a timers array";
+  const json::array& arr = timers->as_array();
+  if (arr.empty() || arr.size() > limits.max_batch) {
+    return "a batch of " + std::to_string(arr.size());
+  }
+  std::set<std::string> ids;
+  for (std::size_t i = 0; i < arr.size(); ++i) {
+    const std::string where = "timers[" + std::to_string(i) + "]";
+    if (std::string why = InvalidTimer(arr[i], limits, now_ms, where); !why.empty()) return why;
+    if (const json::value* id = arr[i].as_object().if_contains("id")) {
+      if (!ids.insert(std::string(id->as_string())).second) return where + ": a duplicate id";
+    }
+  }
+  return "";
+}
+
+std::string InvalidReschedule(const json::value& body, const ApiLimits& limits,
+                              std::int64_t now_ms) {
+  if (!body.is_object()) return "a reschedule that is not an object";
+  if (std::string why = UnknownField(body.as_object(), {"delay_ms", "fire_at_ms"}, "reschedule");
+      !why.empty()) {
+    return why;
+  }
+  return InvalidFireTime(body.as_object(), limits, now_ms, "reschedule");
+}
+
+// --- What was accepted is what was given.
+
+std::int64_t FireTime(const json::object& o, std::int64_t now_ms) {
+  if (const json::value* delay = o.if_contains("delay_ms")) return now_ms + delay->as_int64();
+  return std::max(o.at("fire_at_ms").as_int64(), now_ms);
+}
+
+// A target URL the server accepted: its parts re-assembled parse to the same
+// parts (what the webhook client will connect to).
+void CheckUrlParts(std::string_view url, const std::string& where) {
+  const auto parsed = server::ParseHttpUrl(url);
+  const std::string again =
+      (parsed->tls ? "https://" : "http://") + parsed->HostHeader() + parsed->target;
+  const auto reparsed = server::ParseHttpUrl(again);
+  Require(reparsed.ok() && reparsed->tls == parsed->tls && reparsed->host == parsed->host &&
+              reparsed->port == parsed->port && reparsed->target == parsed->target,
+          where + ": URL parts do not re-parse to themselves: " + again);
+}
+
+// `body` is valid (InvalidTimer said so).
+void CheckTaken(const json::value& body, const TimerSpec& spec, const ApiLimits& limits,
+                std::int64_t now_ms, const std::string& where) {
+  const json::object& o = body.as_object();
+  if (const json::value* id = o.if_contains("id")) {
+    Require(spec.id && *spec.id == id->as_string(), where + ": id not taken as given");
   } else {
     Require(!spec.id, where + ": an id appeared from nowhere");
   }
-  CheckFireTime(o, spec.fire_at_ms, limits, now_ms, where);
+  Require(spec.fire_at_ms == FireTime(o, now_ms),
+          where + ": fire time " + std::to_string(spec.fire_at_ms) +
+              " is not now + delay_ms or max(fire_at_ms, now)");
 
-  const json::value* target = o.if_contains("target");
-  Require(target && target->is_object(), where + ": accepted without a target object");
-  const json::object& t = target->as_object();
-  OnlyFields(t, {"url", "nats", "headers"}, where + ".target");
-  Require(t.contains("url") != t.contains("nats"),
-          where + ": accepted a target without exactly one of url and nats");
+  if (const json::value* flow = o.if_contains("flow")) {
+    Require(spec.flow == flow->as_string(), where + ": flow not taken as given");
+  } else {
+    Require(spec.flow == server::DefaultFlowKey(spec.target) && IsValidFlow(spec.flow),
+            where + ": flow \"" + spec.flow + "\" is not the target's default flow");
+  }
+
+  const json::object& t = o.at("target").as_object();
   if (const json::value* nats = t.if_contains("nats")) {
-    Require(limits.nats_enabled, where + ": accepted a NATS target without --nats");
-    Require(nats->is_string() && IsValidSubject(nats->as_string()),
-            where + ": accepted an invalid NATS subject");
     Require(spec.target == std::string(server::kNatsPrefix) + std::string(nats->as_string()),
             where + ": NATS target stored wrongly");
-    Require(!t.contains("headers") && spec.headers.empty(),
-            where + ": accepted headers for a NATS target");
+    Require(spec.headers.empty(), where + ": headers for a NATS target");
   } else {
-    const json::value& url = t.at("url");
-    Require(url.is_string() && spec.target == url.as_string(),
-            where + ": url not taken as given");
-    CheckUrl(spec.target, limits.https_enabled, where);
-    if (const json::value* headers = t.if_contains("headers")) {
-      Require(headers->is_object(), where + ": accepted headers that are not an object");
-      CheckHeaders(headers->as_object(), spec, where);
-    } else {
-      Require(spec.headers.empty(), where + ": headers from nowhere");
+    Require(spec.target == t.at("url").as_string(), where + ": url not taken as given");
+    CheckUrlParts(spec.target, where);
+    const json::value* headers = t.if_contains("headers");
+    const std::size_t given = headers ? headers->as_object().size() : 0;
+    Require(spec.headers.size() == given, where + ": " + std::to_string(spec.headers.size()) +
+                                              " headers stored, " + std::to_string(given) +
+                                              " given");
+    for (std::size_t i = 0; i < given; ++i) {
+      const auto& [name, value] = *(headers->as_object().begin() + static_cast<std::ptrdiff_t>(i));
+      Require(spec.headers[i].first == name && spec.headers[i].second == value.as_string(),
+              where + ": header " + std::string(name) + " not as given, in order");
     }
   }
 
-  if (const json::value* retry = o.if_contains("retry")) {
-    Require(retry->is_object(), where + ": accepted a retry that is not an object");
-    OnlyFields(retry->as_object(), {"max_attempts", "backoff_ms"}, where + ".retry");
-  }
-  Require(spec.max_attempts >= 1 && spec.max_attempts <= 100,
-          where + ": max_attempts " + std::to_string(spec.max_attempts));
-  Require(spec.backoff_ms >= 1 && spec.backoff_ms <= 86'400'000,
-          where + ": backoff_ms " + std::to_string(spec.backoff_ms));
+  const json::value* retry = o.if_contains("retry");
+  const json::value* attempts = retry ? retry->as_object().if_contains("max_attempts") : nullptr;
+  const json::value* backoff = retry ? retry->as_object().if_contains("backoff_ms") : nullptr;
+  Require(spec.max_attempts == (attempts ? attempts->as_int64() : limits.default_max_attempts),
+          where + ": max_attempts " + std::to_string(spec.max_attempts) +
+              " is not the one given (or the default)");
+  Require(spec.backoff_ms == (backoff ? backoff->as_int64() : limits.default_backoff_ms),
+          where + ": backoff_ms " + std::to_string(spec.backoff_ms) +
+              " is not the one given (or the default)");
 
-  // The limit is on the payload given; an absent one is stored as null.
+  // An absent payload is stored as null.
   const json::value* given = o.if_contains("payload");
-  Require(!given || spec.payload.size() <= limits.payload_limit,
-          where + ": accepted a payload over the limit");
   boost::system::error_code ec;
   const json::value payload = json::parse(spec.payload, ec);
   Require(!ec, where + ": stored a payload that is not JSON: " + spec.payload);
@@ -293,31 +455,36 @@ void FuzzOne(std::string_view input) {
   auto parsed = server::ParseJsonBody(text);
   if (!parsed.ok()) return CheckError(parsed.status(), "ParseJsonBody");
   const json::value& body = *parsed;
+  // Refused exactly when invalid; each refusal a well-formed error.
+  auto judge = [&](const server::Status& status, const std::string& why, const char* what) {
+    if (!status.ok()) {
+      CheckError(status, what);
+      Require(!why.empty(), std::string(what) + " refused a valid request: " + status.message());
+    } else {
+      Require(why.empty(), std::string(what) + " accepted: " + why);
+    }
+  };
   if (mode == 0) {
     auto spec = server::ParseTimerSpec(body, limits, now_ms);
-    if (!spec.ok()) return CheckError(spec.status(), "ParseTimerSpec");
-    CheckSpec(body, *spec, limits, now_ms, "timer");
+    judge(spec.status(), InvalidTimer(body, limits, now_ms, "timer"), "ParseTimerSpec");
+    if (spec.ok()) CheckTaken(body, *spec, limits, now_ms, "timer");
   } else if (mode == 1) {
     auto batch = server::ParseBatch(body, limits, now_ms);
-    if (!batch.ok()) return CheckError(batch.status(), "ParseBatch");
-    const std::vector<TimerSpec>& specs = *batch;
-    Require(body.is_object(), "accepted a batch that is not an object");
-    OnlyFields(body.as_object(), {"timers"}, "batch");
+    judge(batch.status(), InvalidBatch(body, limits, now_ms), "ParseBatch");
+    if (!batch.ok()) return;
     const json::array& timers = body.as_object().at("timers").as_array();
-    Require(!specs.empty() && specs.size() <= limits.max_batch && specs.size() == timers.size(),
-            "batch of " + std::to_string(specs.size()) + " accepted");
-    std::set<std::string> ids;
-    for (std::size_t i = 0; i < specs.size(); ++i) {
-      const std::string where = "timers[" + std::to_string(i) + "]";
-      CheckSpec(timers[i], specs[i], limits, now_ms, where);
-      if (specs[i].id) Require(ids.insert(*specs[i].id).second, where + ": duplicate id accepted");
+    Require(batch->size() == timers.size(), "batch of " + std::to_string(timers.size()) +
+                                                " gave " + std::to_string(batch->size()));
+    for (std::size_t i = 0; i < timers.size(); ++i) {
+      CheckTaken(timers[i], (*batch)[i], limits, now_ms, "timers[" + std::to_string(i) + "]");
     }
   } else {
     auto at = server::ParseReschedule(body, limits, now_ms);
-    if (!at.ok()) return CheckError(at.status(), "ParseReschedule");
-    Require(body.is_object(), "accepted a reschedule that is not an object");
-    OnlyFields(body.as_object(), {"delay_ms", "fire_at_ms"}, "reschedule");
-    CheckFireTime(body.as_object(), *at, limits, now_ms, "reschedule");
+    judge(at.status(), InvalidReschedule(body, limits, now_ms), "ParseReschedule");
+    if (at.ok()) {
+      Require(*at == FireTime(body.as_object(), now_ms),
+              "reschedule: fire time is not now + delay_ms or max(fire_at_ms, now)");
+    }
   }
 }
 

@@ -12,14 +12,28 @@
 // - a repeat runs at start + k * period, at most once per step of the
 //   clock: missed periods are skipped and the phase kept; Reschedule
 //   restarts its phase; it stops when cancelled;
-// - after Stop nothing runs.
+// - callbacks may call the service: every callback calls size() and
+//   Cancel of a stale id (false), and every third repeat cancels itself in
+//   its second run (true; it never runs again);
+// - callbacks' destructors may call the service: every callback owns an
+//   object whose destructor calls size() and Cancel of a stale id (false),
+//   wherever the service lets it go (run, cancelled, discarded by Stop).
+//   The service runs no user code under its locks, so none of these
+//   deadlocks (a deadlock is a -timeout failure), and every callback is
+//   destroyed exactly once;
+// - once Stop has returned nothing starts to run: checked in the callbacks
+//   themselves until the service is destroyed (which joins its threads),
+//   after the clock has moved to the end of time.
 // The tick, the delays and periods (up to Duration::max()), the times and
 // the clock's steps come from the input. See runtime_fuzz.h for how time
 // is settled.
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -36,6 +50,22 @@ constexpr int kMaxOps = 300;
 struct Ran {
   int label;  // < 0: a sentinel
   std::int64_t at_ns;
+  bool cancelled_itself = false;
+};
+
+class TimerServiceFuzz;
+
+// Owned by every callback: its destructor calls back into the service (see
+// TimerServiceFuzz::CallbackGone).
+class CallbackHook {
+ public:
+  explicit CallbackHook(TimerServiceFuzz* owner);
+  ~CallbackHook();
+  CallbackHook(const CallbackHook&) = delete;
+  CallbackHook& operator=(const CallbackHook&) = delete;
+
+ private:
+  TimerServiceFuzz* const owner_;
 };
 
 class TimerServiceFuzz {
@@ -50,7 +80,30 @@ class TimerServiceFuzz {
             TimerServiceOptions{.tick = Duration(ticks_.tick_ns),
                                 .workers = 1,
                                 .shards = static_cast<std::size_t>(in.Uniform(1, 4)),
-                                .clock = &clock_})) {}
+                                .clock = &clock_})),
+        service_ptr_(service_.get()) {
+    // An id that is stale from the start: Cancel of it is always false.
+    stale_ = service_->After(Duration(std::int64_t{1} << 40), [] {});
+    service_->Cancel(stale_);
+  }
+
+  ~TimerServiceFuzz() {
+    service_.reset();
+    if (alive_.load() != 0) {
+      Fail(std::to_string(alive_.load()) + " callbacks were never destroyed");
+    }
+  }
+
+  void CallbackMade() { ++alive_; }
+
+  // A callback's destructor: its calls back into the service, which would
+  // deadlock under a lock of it. (The service is alive: every callback it
+  // holds is destroyed by the time its destructor's Stop returns.)
+  void CallbackGone() {
+    --alive_;
+    service_ptr_->size();
+    if (service_ptr_->Cancel(stale_)) Fail("Cancel of a stale id returned true (in a destructor)");
+  }
 
   void Run() {
     for (int op = 0; op < kMaxOps && !in_.done(); ++op) {
@@ -85,8 +138,13 @@ class TimerServiceFuzz {
       CheckSize();
     }
     if (stopped_) {
+      // Nothing starts after Stop returned (the callbacks fail if one does),
+      // even when all the time there is passes. Destroying the service
+      // joins its timer thread and workers: whatever they were still going
+      // to run would have started by then.
       const std::size_t before = log_.size();
-      clock_.Advance(Duration(std::int64_t{1} << 40));
+      clock_.AdvanceTo(TimePoint::max());
+      service_.reset();
       if (log_.size() != before) Fail("a callback ran after Stop");
     }
   }
@@ -107,8 +165,32 @@ class TimerServiceFuzz {
              " ns): " + what);
   }
 
-  TimerService::Callback Log(int label) {
-    return [this, label] { log_.Record({label, Ns(clock_.Now())}); };
+  // Runs on the worker: checks that Stop has not returned, calls back into
+  // the service, cancels the repeat itself if it is one that does, and logs
+  // the run.
+  TimerService::Callback Log(int label, bool cancels_itself = false) {
+    return [this, label, cancels_itself, hook = std::make_shared<CallbackHook>(this)] {
+      if (stop_returned_.load()) {
+        Fail("callback " + std::to_string(label) + " started after Stop returned");
+      }
+      service_ptr_->size();
+      if (service_ptr_->Cancel(stale_)) Fail("Cancel of a stale id returned true (in a callback)");
+      Ran ran{label, Ns(clock_.Now())};
+      if (cancels_itself) {
+        TimerId id;
+        int runs = 0;
+        {
+          std::lock_guard lock(ids_mutex_);
+          id = ids_.at(label);
+          runs = ++runs_[label];
+        }
+        if (runs == 2) {
+          if (!service_ptr_->Cancel(id)) Fail("a repeat could not cancel itself in its run");
+          ran.cancelled_itself = true;
+        }
+      }
+      log_.Record(ran);
+    };
   }
 
   // Files timer `t` at `time_ns` (at once if that is due now).
@@ -156,8 +238,15 @@ class TimerServiceFuzz {
       }
       Fail("Every accepted a period of " + std::to_string(period) + " ns");
     }
-    Added(service_->Every(Duration(period), Log(label)), period,
-          SaturatingAdd(Ns(clock_.Now()), period), false);
+    // Every third repeat cancels itself in its second run. Its first run is
+    // a period away, so its id is known (ids_) by then.
+    const bool cancels_itself = label % 3 == 2;
+    const TimerId id = service_->Every(Duration(period), Log(label, cancels_itself));
+    if (cancels_itself && id.valid()) {
+      std::lock_guard lock(ids_mutex_);
+      ids_[label] = id;
+    }
+    Added(id, period, SaturatingAdd(Ns(clock_.Now()), period), false);
   }
 
   // A timer's index, or -1 for an id that names none (stale or invalid).
@@ -195,6 +284,7 @@ class TimerServiceFuzz {
 
   void Stop() {
     service_->Stop();
+    stop_returned_.store(true);
     stopped_ = true;
     for (Timer& t : timers_) t.live = false;
   }
@@ -236,12 +326,16 @@ class TimerServiceFuzz {
     const std::int64_t now = Ns(clock_.Now());
     const std::uint64_t now_tick = ticks_.NowTick(now);
     std::map<int, int> ran;
+    std::set<int> cancelled_itself;
     for (const Ran& r : runs) {
       if (r.label < 0) continue;
+      if (r.cancelled_itself) cancelled_itself.insert(r.label);
       if (++ran[r.label] > 1) Fail("timer " + std::to_string(r.label) + " ran twice in a step");
       const Timer& t = timers_.at(static_cast<std::size_t>(r.label));
       if (!t.live) Fail("timer " + std::to_string(r.label) + " ran, but was cancelled or ran already");
-      if (!t.at_once && r.at_ns < t.run_at_ns) Fail("timer " + std::to_string(r.label) + " ran early");
+      if (!t.at_once && r.at_ns < ticks_.EarliestFiring(t.run_at_ns)) {
+        Fail("timer " + std::to_string(r.label) + " ran early");
+      }
     }
     for (std::size_t i = 0; i < timers_.size(); ++i) {
       Timer& t = timers_[i];
@@ -254,7 +348,7 @@ class TimerServiceFuzz {
              (did ? "ran" : "did not run") + " by tick " + std::to_string(now_tick));
       }
       if (!did) continue;
-      if (t.period == 0) {
+      if (t.period == 0 || cancelled_itself.count(static_cast<int>(i)) == 1) {
         t.live = false;
         continue;
       }
@@ -272,12 +366,22 @@ class TimerServiceFuzz {
   ManualClock clock_;
   const TickModel ticks_;
   CallbackLog<Ran> log_;
-  std::unique_ptr<TimerService> service_;  // last: first to go
+  std::atomic<bool> stop_returned_{false};
+  std::atomic<long> alive_{0};  // callbacks made and not yet destroyed
+  TimerId stale_;
+  std::mutex ids_mutex_;
+  std::map<int, TimerId> ids_;  // of the repeats that cancel themselves
+  std::map<int, int> runs_;     // their runs so far
+  std::unique_ptr<TimerService> service_;  // destroyed first
+  TimerService* const service_ptr_;  // for callbacks, also while service_ goes
   std::vector<Timer> timers_;
   std::size_t seen_ = 0;
   int next_sentinel_ = 0;
   bool stopped_ = false;
 };
+
+CallbackHook::CallbackHook(TimerServiceFuzz* owner) : owner_(owner) { owner_->CallbackMade(); }
+CallbackHook::~CallbackHook() { owner_->CallbackGone(); }
 
 }  // namespace
 }  // namespace tickwheel::testing

@@ -11,8 +11,18 @@
 //   executes; after MoveTimer it fires at the new time only;
 // - Drain hands over exactly the pending keys and values;
 // - `execute` may call the wheel: some keys re-arm themselves from inside
-//   it, and those timers follow the same rules;
-// - after Stop nothing executes.
+//   it, and those timers follow the same rules; every execute also calls
+//   size() and RemoveTimer of a key never set (false);
+// - values' destructors may call the wheel: every value's calls size() and
+//   RemoveTimer of a key never set (false), wherever the wheel lets it go
+//   (replaced, removed, fired, drained, discarded by Stop). The wheel runs
+//   no user code under its locks, so none of these deadlocks (a deadlock
+//   is a -timeout failure), and every value is destroyed exactly once;
+// - when the input ends, everything still pending fires when its time
+//   comes (up to the end of time);
+// - once Stop has returned nothing starts to execute: checked in execute
+//   itself until the wheel is destroyed (which joins its threads), after
+//   the clock has moved to the end of time.
 // The interval (1 ns to 18 minutes), the number of shards, the keys (a few,
 // so they are reused), the delays (<= 0 to Duration::max()) and the clock's
 // steps come from the input. See runtime_fuzz.h for how time is settled.
@@ -36,7 +46,38 @@ namespace {
 
 constexpr int kSentinel = -1;
 constexpr int kKeys = 6;
+constexpr int kGhostKey = 1000;  // never set
 constexpr int kMaxOps = 300;
+
+class TimingWheelFuzz;
+
+// A value whose destructor calls back into the wheel that held it, as a
+// handle stored in a TimingWheel may (see ValueGone). A moved-from one
+// calls nothing.
+class FuzzValue {
+ public:
+  FuzzValue(int value, TimingWheelFuzz* owner);
+  FuzzValue(FuzzValue&& other) noexcept
+      : value_(other.value_), owner_(std::exchange(other.owner_, nullptr)) {}
+  FuzzValue& operator=(FuzzValue&& other) noexcept {
+    if (this != &other) {
+      Gone();
+      value_ = other.value_;
+      owner_ = std::exchange(other.owner_, nullptr);
+    }
+    return *this;
+  }
+  ~FuzzValue() { Gone(); }
+  int value() const { return value_; }
+
+ private:
+  void Gone();
+
+  int value_;
+  TimingWheelFuzz* owner_;
+};
+
+using FuzzWheel = TimingWheel<int, FuzzValue>;
 
 struct Executed {
   int key;
@@ -54,14 +95,36 @@ class TimingWheelFuzz {
                                             : in.Uniform(-(std::int64_t{1} << 61),
                                                          std::int64_t{1} << 61)))),
         ticks_{DecodeTick(in), Ns(clock_.Now())},
-        wheel_(std::make_unique<TimingWheel<int, int>>(
+        wheel_(std::make_unique<FuzzWheel>(
             Duration(ticks_.tick_ns),
-            [this](const int& key, const int& value) { Execute(key, value); },
+            [this](const int& key, const FuzzValue& value) {
+              Execute(key, value.value());
+            },
             TimingWheelOptions{.workers = 1,
                                .shards = static_cast<std::size_t>(in.Uniform(1, 4)),
-                               .clock = &clock_})) {}
+                               .clock = &clock_})),
+        wheel_ptr_(wheel_.get()) {}
 
-  ~TimingWheelFuzz() { wheel_.reset(); }
+  ~TimingWheelFuzz() {
+    wheel_.reset();
+    if (alive_.load() != 0) {
+      Fail(std::to_string(alive_.load()) + " values were never destroyed");
+    }
+  }
+
+  // A value was made (alive until it is destroyed).
+  void ValueMade() { ++alive_; }
+
+  // A value's destructor: its calls back into the wheel. Under a lock of
+  // the wheel they would deadlock. (The wheel is alive: every value it
+  // holds is destroyed by the time its destructor's Stop returns.)
+  void ValueGone() {
+    --alive_;
+    wheel_ptr_->size();
+    if (wheel_ptr_->RemoveTimer(kGhostKey)) {
+      Fail("RemoveTimer of a key never set returned true (in a destructor)");
+    }
+  }
 
   void Run() {
     for (int op = 0; op < kMaxOps && !in_.done(); ++op) {
@@ -95,18 +158,23 @@ class TimingWheelFuzz {
       }
       CheckSize();
     }
-    // Everything still pending fires when its time comes.
+    // Everything still pending fires when its time comes, however late
+    // (a deadline saturated at the end of time fires there).
     if (!stopped_) {
-      std::int64_t last = 0;
+      std::int64_t last = Ns(clock_.Now());
       for (const auto& [key, p] : pending_) last = std::max(last, Ns(p.deadline));
-      if (last < kTimeLimitNs && !pending_.empty()) {
+      if (!pending_.empty()) {
         clock_.AdvanceTo(TimePoint(Duration(last)));
-        Settle();
+        Settle();  // checks that everything due has run
       }
     } else {
-      // Nothing runs after Stop, even when time passes.
+      // Nothing starts after Stop returned (Execute fails if it does), even
+      // when all the time there is passes. Destroying the wheel joins its
+      // timer thread and workers: whatever they were still going to run
+      // would have started by then.
       const std::size_t before = log_.size();
-      clock_.Advance(Duration(std::int64_t{1} << 40));
+      clock_.AdvanceTo(TimePoint::max());
+      wheel_.reset();
       if (log_.size() != before) Fail("execute ran after Stop");
     }
   }
@@ -143,7 +211,7 @@ class TimingWheelFuzz {
       std::lock_guard lock(rearm_mutex_);
       rearm_[value] = in_.Uniform(1, ticks_.tick_ns * 3 > 0 ? ticks_.tick_ns * 3 : 1);
     }
-    const bool ok = wheel_->SetTimer(key, value, Duration(delay));
+    const bool ok = wheel_->SetTimer(key, FuzzValue(value, this), Duration(delay));
     if (ok == stopped_) Fail("SetTimer returned " + std::to_string(ok));
     if (stopped_) return;
     pending_[key] = Arm(value, delay);
@@ -174,8 +242,10 @@ class TimingWheelFuzz {
 
   void Drain() {
     std::map<int, int> drained;
-    const bool ok = wheel_->Drain([&](const int& key, const int& value) {
-      if (!drained.emplace(key, value).second) Fail("Drain handed a key over twice");
+    const bool ok = wheel_->Drain([&](const int& key, const FuzzValue& value) {
+      if (!drained.emplace(key, value.value()).second) {
+        Fail("Drain handed a key over twice");
+      }
     });
     if (ok == stopped_) Fail("Drain returned " + std::to_string(ok));
     std::map<int, int> expected;
@@ -188,6 +258,7 @@ class TimingWheelFuzz {
 
   void Stop() {
     wheel_->Stop();
+    stop_returned_.store(true);
     stopped_ = true;
     pending_.clear();
   }
@@ -207,6 +278,14 @@ class TimingWheelFuzz {
 
   // Runs on the worker.
   void Execute(int key, int value) {
+    if (stop_returned_.load()) {
+      Fail("execute of key " + std::to_string(key) + " started after Stop returned");
+    }
+    // Calls back into the wheel, under no lock of it.
+    wheel_ptr_->size();
+    if (wheel_ptr_->RemoveTimer(kGhostKey)) {
+      Fail("RemoveTimer of a key never set returned true (in execute)");
+    }
     Executed e{key, value, Ns(clock_.Now())};
     if (key == kSentinel) {
       if (value % 2 == 1) rearm_window_.store(false);  // the second sentinel
@@ -222,7 +301,7 @@ class TimingWheelFuzz {
     if (rearm > 0 && rearm_window_.load()) {
       e.rearm_value = rearm_value_.fetch_add(1);
       e.rearm_delay = rearm;
-      if (!wheel_->SetTimer(key, e.rearm_value, Duration(rearm))) {
+      if (!wheel_ptr_->SetTimer(key, FuzzValue(e.rearm_value, this), Duration(rearm))) {
         Fail("SetTimer from inside execute returned false");
       }
     }
@@ -236,7 +315,9 @@ class TimingWheelFuzz {
     rearm_window_.store(true);
     for (int i = 0; i < 2; ++i) {
       const int mark = next_sentinel_++;
-      if (!wheel_->SetTimer(kSentinel, mark, Duration(0))) Fail("sentinel refused");
+      if (!wheel_->SetTimer(kSentinel, FuzzValue(mark, this), Duration(0))) {
+        Fail("sentinel refused");
+      }
       log_.WaitUntil(
           [&](const std::vector<Executed>& events) {
             for (std::size_t j = events.size(); j-- > seen_;) {
@@ -260,8 +341,17 @@ class TimingWheelFuzz {
       if (p.at_once || p.due_tick <= now_tick) due[key] = p.value;
     }
     std::vector<Executed> rearms;
+    // Re-arms due at once (at the end of time, a delay saturates to the
+    // last tick, which has passed): they may run in this settle or the next.
+    std::map<int, int> rearmed_due;
     for (const Executed& e : events) {
       if (e.key == kSentinel) continue;
+      if (auto r = rearmed_due.find(e.key); r != rearmed_due.end() && r->second == e.value) {
+        rearmed_due.erase(r);
+        std::erase_if(rearms, [&](const Executed& x) { return x.rearm_value == e.value; });
+        if (e.rearm_value > 0) Fail("a value re-armed from execute re-armed again");
+        continue;
+      }
       auto it = due.find(e.key);
       if (it == due.end() || it->second != e.value) {
         Fail("executed key " + std::to_string(e.key) + " value " + std::to_string(e.value) +
@@ -269,10 +359,16 @@ class TimingWheelFuzz {
              "already)");
       }
       const Pending& p = pending_.at(e.key);
-      if (!p.at_once && e.at_ns < Ns(p.deadline)) Fail("executed before its deadline");
+      if (!p.at_once && e.at_ns < ticks_.EarliestFiring(Ns(p.deadline))) {
+        Fail("executed before its deadline");
+      }
       due.erase(it);
       pending_.erase(e.key);
-      if (e.rearm_value > 0) rearms.push_back(e);
+      if (e.rearm_value > 0) {
+        rearms.push_back(e);
+        const std::int64_t deadline = SaturatingAdd(e.at_ns, e.rearm_delay);
+        if (ticks_.DueTick(deadline) <= now_tick) rearmed_due[e.key] = e.rearm_value;
+      }
     }
     if (!due.empty()) {
       const auto& [key, value] = *due.begin();
@@ -297,13 +393,24 @@ class TimingWheelFuzz {
   std::map<int, std::int64_t> rearm_;  // value -> re-arm delay; guarded
   std::atomic<bool> rearm_window_{false};
   std::atomic<int> rearm_value_{1'000'000'000};
-  std::unique_ptr<TimingWheel<int, int>> wheel_;  // last: first to go
+  std::atomic<bool> stop_returned_{false};
+  std::atomic<long> alive_{0};  // values made and not yet destroyed
+  std::unique_ptr<FuzzWheel> wheel_;  // destroyed first
+  FuzzWheel* const wheel_ptr_;  // for callbacks, also while wheel_ goes
   std::map<int, Pending> pending_;
   std::size_t seen_ = 0;
   int next_value_ = 1;
   int next_sentinel_ = 0;
   bool stopped_ = false;
 };
+
+FuzzValue::FuzzValue(int value, TimingWheelFuzz* owner) : value_(value), owner_(owner) {
+  owner_->ValueMade();
+}
+
+void FuzzValue::Gone() {
+  if (TimingWheelFuzz* owner = std::exchange(owner_, nullptr)) owner->ValueGone();
+}
 
 }  // namespace
 }  // namespace tickwheel::testing

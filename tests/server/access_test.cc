@@ -9,7 +9,10 @@
 #include <boost/asio/ip/address.hpp>
 
 #include "api/auth.h"
+#include "api/request_guard.h"
+#include "api/timer_json.h"
 #include "common/base64.h"
+#include "common/redact.h"
 #include "delivery/webhook_signer.h"
 #include "egress/target_policy.h"
 
@@ -42,6 +45,13 @@ TEST(TargetPolicyTest, DeniesLinkLocalAndTheMetadataAddressByDefault) {
   EXPECT_EQ(Reason(p.Check("x", At({"fd00:ec2::254"}))), "target_denied");
   // An IPv4-mapped IPv6 address is the IPv4 address it maps.
   EXPECT_EQ(Reason(p.Check("x", At({"::ffff:169.254.169.254"}))), "target_denied");
+  // So are the IPv4-compatible and NAT64 forms (a NAT64 gateway forwards
+  // 64:ff9b::a9fe:a9fe to 169.254.169.254).
+  EXPECT_EQ(Reason(p.Check("x", At({"::169.254.169.254"}))), "target_denied");
+  EXPECT_EQ(Reason(p.Check("x", At({"64:ff9b::169.254.169.254"}))), "target_denied");
+  EXPECT_EQ(Reason(p.Check("x", At({"64:ff9b::a9fe:a9fe"}))), "target_denied");
+  EXPECT_EQ(Reason(p.Check("x", At({"64:ff9b::93.184.216.34"}))), "ok");
+  EXPECT_EQ(Reason(p.Check("x", At({"::1"}))), "ok");  // loopback, as 127.0.0.1
   // A name with one denied address among good ones is denied.
   Status mixed = p.Check("rebind.example", At({"93.184.216.34", "169.254.169.254"}));
   EXPECT_EQ(Reason(mixed), "target_denied");
@@ -54,6 +64,8 @@ TEST(TargetPolicyTest, DenyWinsAndAnAllowListAllowsOnlyWhatItNames) {
   ASSERT_TRUE(deny.ok()) << deny.status().ToString();
   EXPECT_EQ(Reason(deny->Check("a", At({"10.200.0.1"}))), "target_denied");
   EXPECT_EQ(Reason(deny->Check("a", At({"::ffff:10.0.0.1"}))), "target_denied");
+  EXPECT_EQ(Reason(deny->Check("a", At({"::10.0.0.1"}))), "target_denied");
+  EXPECT_EQ(Reason(deny->Check("a", At({"64:ff9b::10.0.0.1"}))), "target_denied");
   EXPECT_EQ(Reason(deny->Check("a", At({"::1"}))), "target_denied");
   EXPECT_EQ(Reason(deny->Check("a", At({"11.0.0.1"}))), "ok");
   EXPECT_EQ(Reason(deny->CheckName("db.internal.example")), "target_denied");
@@ -73,6 +85,53 @@ TEST(TargetPolicyTest, DenyWinsAndAnAllowListAllowsOnlyWhatItNames) {
   EXPECT_EQ(Reason(allow->Check("a", At({"169.254.169.254"}))), "ok");
 }
 
+// Networks written in IPv6 match the NAT64 and IPv4-compatible forms as
+// written, beside the IPv4 networks that match the address they carry; a
+// network written in IPv4-mapped form is the IPv4 one. (Before, every
+// embedded form was matched as IPv4 only: --target-deny 64:ff9b::/96 and
+// --target-allow 64:ff9b::/96 matched nothing.)
+TEST(TargetPolicyTest, Nat64AndMappedNetworksMatchWhatTheyName) {
+  Result<TargetPolicy> deny_nat64 = TargetPolicy::Make({}, {"64:ff9b::/96"});
+  ASSERT_TRUE(deny_nat64.ok());
+  EXPECT_EQ(Reason(deny_nat64->Check("a", At({"64:ff9b::93.184.216.34"}))), "target_denied");
+  EXPECT_EQ(Reason(deny_nat64->Check("a", At({"93.184.216.34"}))), "ok");
+  EXPECT_EQ(Reason(deny_nat64->Check("a", At({"::ffff:93.184.216.34"}))), "ok");
+
+  Result<TargetPolicy> allow_nat64 = TargetPolicy::Make({"64:ff9b::/96"}, {});
+  ASSERT_TRUE(allow_nat64.ok());
+  EXPECT_EQ(Reason(allow_nat64->Check("a", At({"64:ff9b::93.184.216.34"}))), "ok");
+  EXPECT_EQ(Reason(allow_nat64->Check("a", At({"93.184.216.34"}))), "target_denied");
+  // An allowed IPv6 prefix does not lift the IPv4 default denies behind it;
+  // an allowed IPv4 network does.
+  Status metadata = allow_nat64->Check("a", At({"64:ff9b::a9fe:a9fe"}));
+  EXPECT_EQ(Reason(metadata), "target_denied");
+  EXPECT_NE(metadata.message().find("64:ff9b::a9fe:a9fe, which carries 169.254.169.254"),
+            std::string::npos)
+      << metadata.message();
+  Result<TargetPolicy> allow_metadata = TargetPolicy::Make({"169.254.169.254"}, {});
+  ASSERT_TRUE(allow_metadata.ok());
+  EXPECT_EQ(Reason(allow_metadata->Check("a", At({"64:ff9b::a9fe:a9fe"}))), "ok");
+
+  Result<TargetPolicy> deny_compatible = TargetPolicy::Make({}, {"::/96"});
+  ASSERT_TRUE(deny_compatible.ok());
+  EXPECT_EQ(Reason(deny_compatible->Check("a", At({"::10.0.0.1"}))), "target_denied");
+  EXPECT_EQ(Reason(deny_compatible->Check("a", At({"10.0.0.1"}))), "ok");
+
+  // ::ffff:0:0/96 holds every IPv4-mapped address, which is every IPv4
+  // address: it is 0.0.0.0/0, and the log says so.
+  Result<TargetPolicy> deny_mapped = TargetPolicy::Make({}, {"::ffff:0:0/96"});
+  ASSERT_TRUE(deny_mapped.ok());
+  EXPECT_NE(deny_mapped->Describe().find("0.0.0.0/0"), std::string::npos) << deny_mapped->Describe();
+  EXPECT_EQ(Reason(deny_mapped->Check("a", At({"::ffff:10.0.0.1"}))), "target_denied");
+  EXPECT_EQ(Reason(deny_mapped->Check("a", At({"10.0.0.1"}))), "target_denied");
+  EXPECT_EQ(Reason(deny_mapped->Check("a", At({"64:ff9b::10.0.0.1"}))), "target_denied");
+  EXPECT_EQ(Reason(deny_mapped->Check("a", At({"2001:db8::1"}))), "ok");
+  Result<TargetPolicy> allow_mapped = TargetPolicy::Make({"::ffff:0:0/96"}, {});
+  ASSERT_TRUE(allow_mapped.ok());
+  EXPECT_EQ(Reason(allow_mapped->Check("a", At({"10.0.0.1"}))), "ok");
+  EXPECT_EQ(Reason(allow_mapped->Check("a", At({"2001:db8::1"}))), "target_denied");
+}
+
 TEST(TargetPolicyTest, BadEntriesNameTheFlag) {
   for (const char* bad : {"10.0.0.0/33", "1.2.3", "not a name", "::1/129", ""}) {
     Result<TargetPolicy> p = TargetPolicy::Make({}, {bad});
@@ -80,6 +139,37 @@ TEST(TargetPolicyTest, BadEntriesNameTheFlag) {
     EXPECT_NE(p.status().message().find("--target-deny"), std::string::npos) << p.status().message();
   }
   EXPECT_FALSE(TargetPolicy::Make({"300.1.1.1"}, {}).ok());
+}
+
+// Every form libpq and NATS accept loses its secret, whatever characters
+// the secret holds; what is not a secret stays readable.
+TEST(RedactTest, EveryFormOfACredentialIsRedacted) {
+  struct Case {
+    std::string in, secret, kept;
+  };
+  const std::vector<Case> cases = {
+      {"postgresql://bob:s3cret@db:5432/app", "s3cret", "postgresql://bob:***@db:5432/app"},
+      {"postgresql://bob:p?a#ss@db/app", "p?a#ss", "postgresql://bob:***@db/app"},
+      {"postgresql://bob:p@ss@db/app", "p@ss", "postgresql://bob:***@db/app"},
+      {"postgresql://bob@db/app?password=s3cret&sslmode=require", "s3cret",
+       "postgresql://bob@db/app?password=***&sslmode=require"},
+      {"postgresql://db/app?sslpassword=s3cret", "s3cret", "postgresql://db/app?sslpassword=***"},
+      {"host=db user=bob password=s3cret dbname=app", "s3cret",
+       "host=db user=bob password=*** dbname=app"},
+      {"host=db password = s3cret dbname=app", "s3cret", "host=db password = *** dbname=app"},
+      {R"(host=db password='s3 cr\'et' dbname=app)", R"(cr\'et)", "host=db password=*** dbname=app"},
+      {"PASSWORD=s3cret host=db", "s3cret", "PASSWORD=*** host=db"},
+      {"nats://t0ken@nats:4222", "t0ken", "nats://***@nats:4222"},
+      {"nats://user:s3cret@nats:4222", "s3cret", "nats://user:***@nats:4222"},
+      {"nats://nats:4222?token=s3cret", "s3cret", "nats://nats:4222?token=***"},
+  };
+  for (const Case& c : cases) {
+    const std::string out = RedactUrl(c.in);
+    EXPECT_EQ(out.find(c.secret), std::string::npos) << c.in << " -> " << out;
+    EXPECT_EQ(out, c.kept) << c.in;
+  }
+  EXPECT_EQ(RedactUrl("postgresql://db/app"), "postgresql://db/app");
+  EXPECT_EQ(RedactUrl("host=db passwordless=1"), "host=db passwordless=1");
 }
 
 TEST(Base64Test, RoundTripsAndRefusesWhatIsNotBase64) {
@@ -182,6 +272,7 @@ TEST(TokenAuthTest, BadTokenFilesNameTheLineNeverTheToken) {
   const std::string token = "secret-token-0123456789";
   for (const std::vector<std::string>& lines :
        std::vector<std::vector<std::string>>{{"root " + token},
+                                             {token + " admin"},  // the columns swapped
                                              {"admin"},
                                              {"admin short"},
                                              {"admin " + token + " extra"},
@@ -193,6 +284,79 @@ TEST(TokenAuthTest, BadTokenFilesNameTheLineNeverTheToken) {
     EXPECT_EQ(auth.status().message().find(token), std::string::npos) << auth.status().message();
   }
   EXPECT_FALSE(TokenAuth::FromLines({"# only a comment"}, "f").ok());
+}
+
+HttpRequest Head(std::initializer_list<std::pair<const char*, const char*>> fields) {
+  HttpRequest req{http::verb::post, "/v1/timers", 11};
+  for (const auto& [name, value] : fields) req.insert(name, value);
+  return req;
+}
+
+TEST(RequestGuardTest, HostMustNameTheServer) {
+  Result<RequestGuard> guard = RequestGuard::Make({.public_hosts = {"Timers.Internal.", "*.apps.test"}});
+  ASSERT_TRUE(guard.ok()) << guard.status().ToString();
+  for (const char* host : {"127.0.0.1:8080", "127.0.0.1", "[::1]:8080", "10.1.2.3", "localhost:8080",
+                           "LOCALHOST", "timers.internal:443", "timers.internal.", "a.apps.test"}) {
+    EXPECT_TRUE(guard->CheckHost(Head({{"Host", host}})).ok()) << host;
+  }
+  for (const char* host : {"evil.example:8080", "localhost.evil.example", "apps.test", "timers.internal.evil",
+                           "127.0.0.1.nip.io", "[::1", "a b", ""}) {
+    Status s = guard->CheckHost(Head({{"Host", host}}));
+    EXPECT_EQ(Reason(s), "misdirected_request") << host;
+    EXPECT_EQ(HttpStatusOf(s), 421) << host;
+  }
+  EXPECT_TRUE(guard->CheckHost(Head({})).ok());  // HTTP/1.0 without Host
+  EXPECT_EQ(Reason(guard->CheckHost(Head({{"Host", "127.0.0.1"}, {"Host", "evil.example"}}))), "bad_request");
+  EXPECT_EQ(RequestGuard::HostOf("[::1]:80"), "::1");
+  EXPECT_EQ(RequestGuard::HostOf("Example.COM.:8080"), "example.com");
+  EXPECT_FALSE(RequestGuard::Make({.public_hosts = {"https://x"}}).ok());
+}
+
+TEST(RequestGuardTest, OnlyTheServersOwnOriginAndListedOnesPass) {
+  Result<RequestGuard> guard = RequestGuard::Make({.allow_origins = {"https://Ops.Example.com/"}});
+  ASSERT_TRUE(guard.ok()) << guard.status().ToString();
+  // Not from a page, or from the server's own (the console).
+  EXPECT_FALSE(*guard->CheckOrigin(Head({{"Host", "127.0.0.1:8080"}})));
+  EXPECT_FALSE(*guard->CheckOrigin(Head({{"Host", "127.0.0.1:8080"}, {"Sec-Fetch-Site", "same-origin"}})));
+  EXPECT_FALSE(*guard->CheckOrigin(Head({{"Host", "127.0.0.1:8080"}, {"Sec-Fetch-Site", "none"}})));
+  EXPECT_FALSE(*guard->CheckOrigin(Head({{"Host", "127.0.0.1:8080"}, {"Origin", "http://127.0.0.1:8080"}})));
+  EXPECT_FALSE(*guard->CheckOrigin(Head({{"Host", "LocalHost:8080"}, {"Origin", "http://localhost:8080"}})));
+  // A listed origin: its answers carry CORS headers.
+  Result<std::optional<std::string>> ops =
+      guard->CheckOrigin(Head({{"Host", "127.0.0.1:8080"}, {"Origin", "https://ops.example.com"}}));
+  ASSERT_TRUE(ops.ok());
+  EXPECT_EQ(ops->value_or(""), "https://ops.example.com");
+  for (const auto& fields : std::vector<std::vector<std::pair<const char*, const char*>>>{
+           {{"Host", "127.0.0.1:8080"}, {"Origin", "https://evil.example"}},
+           {{"Host", "127.0.0.1:8080"}, {"Origin", "null"}},
+           {{"Host", "127.0.0.1:8080"}, {"Origin", "http://127.0.0.1:8081"}},
+           {{"Host", "127.0.0.1:8080"}, {"Origin", "https://ops.example.com.evil"}},
+           {{"Host", "127.0.0.1:8080"}, {"Sec-Fetch-Site", "cross-site"}},
+           {{"Host", "127.0.0.1:8080"}, {"Sec-Fetch-Site", "same-site"}},
+           {{"Origin", "http://127.0.0.1:8080"}}}) {
+    HttpRequest req{http::verb::post, "/v1/timers", 11};
+    for (const auto& [name, value] : fields) req.insert(name, value);
+    Result<std::optional<std::string>> r = guard->CheckOrigin(req);
+    ASSERT_FALSE(r.ok()) << fields.back().second;
+    EXPECT_EQ(r.status().reason(), "origin_not_allowed");
+    EXPECT_EQ(HttpStatusOf(r.status()), 403);
+  }
+  EXPECT_FALSE(RequestGuard::Make({.allow_origins = {"ops.example.com"}}).ok());
+  EXPECT_FALSE(RequestGuard::Make({.allow_origins = {"https://ops.example.com/path"}}).ok());
+}
+
+TEST(RequestGuardTest, ABodyMustBeJson) {
+  for (const char* type : {"application/json", "Application/JSON; charset=utf-8", " application/json "}) {
+    EXPECT_TRUE(RequestGuard::CheckContentType(Head({{"Content-Type", type}}), true).ok()) << type;
+  }
+  for (const char* type : {"text/plain", "application/x-www-form-urlencoded", "multipart/form-data; b=x",
+                           "application/jsonx", "application/json-seq", "text/json"}) {
+    Status s = RequestGuard::CheckContentType(Head({{"Content-Type", type}}), true);
+    EXPECT_EQ(Reason(s), "unsupported_media_type") << type;
+    EXPECT_EQ(HttpStatusOf(s), 415);
+  }
+  EXPECT_EQ(Reason(RequestGuard::CheckContentType(Head({}), true)), "unsupported_media_type");
+  EXPECT_TRUE(RequestGuard::CheckContentType(Head({{"Content-Type", "text/plain"}}), false).ok());
 }
 
 }  // namespace

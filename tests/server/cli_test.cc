@@ -246,6 +246,44 @@ TEST_F(CliTest, RetryAndDeadLettersCountFirstAndActOnlyWhenConfirmed) {
   EXPECT_EQ(Run("get " + p + "1").first, 1);
 }
 
+TEST_F(CliTest, FlowCommandsSetPauseResumeListAndReset) {
+  const std::string flow = Unique("cli-flow");
+  // set changes what it is given and keeps the rest.
+  json::value v = Json("flow set " + flow + " --rate 50 --max-in-flight 4");
+  EXPECT_EQ(v.at("rate_per_s").as_int64(), 50);
+  EXPECT_EQ(v.at("burst").as_int64(), 5);
+  EXPECT_EQ(v.at("max_in_flight").as_int64(), 4);
+  v = Json("flow set " + flow + " --burst 20");
+  EXPECT_EQ(v.at("rate_per_s").as_int64(), 50);
+  EXPECT_EQ(v.at("burst").as_int64(), 20);
+  EXPECT_EQ(v.at("max_in_flight").as_int64(), 4);
+  v = Json("flow set " + flow + " --max-in-flight none");
+  EXPECT_TRUE(v.at("max_in_flight").is_null());
+  EXPECT_TRUE(Json("flow pause " + flow).at("paused").as_bool());
+  auto [rc, out] = Run("flow get " + flow);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("50/s, burst 20"), std::string::npos) << out;
+  EXPECT_NE(out.find("paused"), std::string::npos) << out;
+  std::tie(rc, out) = Run("flow ls");
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find(flow), std::string::npos) << out;
+  EXPECT_FALSE(Json("flow resume " + flow).at("paused").as_bool());
+  EXPECT_FALSE(Json("flow reset " + flow).at("configured").as_bool());
+  // Refused before anything is sent: a bad key, a bad value, nothing to set.
+  std::tie(rc, out) = Run("flow get a/b");
+  EXPECT_EQ(rc, 2) << out;
+  EXPECT_NE(out.find("may only contain"), std::string::npos) << out;
+  std::tie(rc, out) = Run("flow set " + flow + " --rate fast");
+  EXPECT_EQ(rc, 2) << out;
+  std::tie(rc, out) = Run("flow set " + flow);
+  EXPECT_EQ(rc, 2) << out;
+  EXPECT_FALSE(Json("flow get " + flow).at("configured").as_bool());
+  // The server's refusal: exit code 1 with its message.
+  std::tie(rc, out) = Run("flow set " + flow + " --rate 5000000");
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_NE(out.find("rate_per_s"), std::string::npos) << out;
+}
+
 TEST_F(CliTest, StatsAndWhoamiAnswer) {
   auto [stats_rc, stats_out] = Run("stats");
   EXPECT_EQ(stats_rc, 0);

@@ -9,7 +9,7 @@
 #include <initializer_list>
 #include <string>
 
-namespace tickwheel::server::internal {
+namespace tickwheel::server::recurrence_internal {
 namespace {
 
 std::uint64_t Bits(std::initializer_list<int> values) {
@@ -266,4 +266,4 @@ TEST(CronExpressionTest, ErrorMessagesQuoteInputBoundedAndPrintable) {
 }
 
 }  // namespace
-}  // namespace tickwheel::server::internal
+}  // namespace tickwheel::server::recurrence_internal

@@ -22,7 +22,7 @@
 namespace tickwheel::server {
 namespace {
 
-using internal::Zone;
+using recurrence_internal::Zone;
 
 std::int64_t UtcMs(int y, unsigned mo, unsigned d, int h = 0, int mi = 0, int s = 0) {
   return (date::sys_days(date::year(y) / date::month(mo) / date::day(d))
@@ -328,7 +328,7 @@ Readings Read(const Zone& zone, std::int64_t begin_s, std::int64_t end_s) {
   return r;  // local[0] is the reading just before the window
 }
 
-std::vector<std::int64_t> BruteForce(const internal::CronSearch& search, const Readings& readings,
+std::vector<std::int64_t> BruteForce(const recurrence_internal::CronSearch& search, const Readings& readings,
                                      const std::vector<bool>& matches, DstGap gap,
                                      DstOverlap overlap) {
   std::vector<std::int64_t> out;
@@ -376,7 +376,7 @@ TEST(CronRecurrenceTest, NextAfterIsTheBruteForceSecondBySecondAroundEveryTransi
     std::int64_t end_s = begin_s + 2 * 86400;
     Readings readings = Read(**zone, begin_s, end_s);
     for (const char* text : specs) {
-      internal::CronSearch search(*internal::ParseCronExpression(text));
+      recurrence_internal::CronSearch search(*recurrence_internal::ParseCronExpression(text));
       std::vector<bool> matches;
       for (std::int64_t local : readings.local) matches.push_back(search.Matches(local));
       for (DstGap gap : {DstGap::kShift, DstGap::kSkip}) {

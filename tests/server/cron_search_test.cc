@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-namespace tickwheel::server::internal {
+namespace tickwheel::server::recurrence_internal {
 namespace {
 
 // Local seconds of a wall-clock reading.
@@ -240,4 +240,4 @@ TEST(CronSearchTest, DaysOfMonthIsTheMonthsPattern) {
 }
 
 }  // namespace
-}  // namespace tickwheel::server::internal
+}  // namespace tickwheel::server::recurrence_internal

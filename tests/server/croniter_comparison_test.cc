@@ -268,12 +268,12 @@ struct Query {
 
 // Whether the two day fields are both restricted and one half alone can
 // never match within the expression's months.
-bool HasImpossibleHalf(const internal::CronExpression& e) {
+bool HasImpossibleHalf(const recurrence_internal::CronExpression& e) {
   if (!e.day_of_month_restricted || !e.day_of_week_restricted) return false;
-  internal::CronExpression dom_only = e, dow_only = e;
+  recurrence_internal::CronExpression dom_only = e, dow_only = e;
   dom_only.day_of_week_restricted = false;
   dow_only.day_of_month_restricted = false;
-  return !internal::CronSearch(dom_only).can_match() || !internal::CronSearch(dow_only).can_match();
+  return !recurrence_internal::CronSearch(dom_only).can_match() || !recurrence_internal::CronSearch(dow_only).can_match();
 }
 
 bool IsSunday(std::int64_t local_s) {
@@ -281,7 +281,7 @@ bool IsSunday(std::int64_t local_s) {
   return ((days % 7) + 11) % 7 == 0;  // 1970-01-01 was a Thursday
 }
 
-bool HasNthWithDayOfMonth(const internal::CronExpression& e) {
+bool HasNthWithDayOfMonth(const recurrence_internal::CronExpression& e) {
   bool special = e.last_weekday != 0;
   for (std::uint8_t n : e.nth_weekday) special = special || n != 0;
   return special && e.day_of_month_restricted && e.day_of_week_restricted;
@@ -305,7 +305,7 @@ TEST(CroniterComparisonTest, NextTimesAgreeWithCroniterSaveTheDocumentedDifferen
     // hours around it.
     q.starts.push_back(gen.Uniform64(UtcS(1990, 1, 1), UtcS(2060, 1, 1)));
     std::int64_t t = gen.Uniform64(UtcS(1995, 1, 1), UtcS(2055, 1, 1));
-    std::shared_ptr<const internal::Zone> zone = *internal::Zone::Find(q.zone);
+    std::shared_ptr<const recurrence_internal::Zone> zone = *recurrence_internal::Zone::Find(q.zone);
     std::int64_t change = zone->At(t).end;
     std::int64_t near = gen.Chance(50) ? change - gen.Uniform64(0, 36 * 3600)
                                        : change + gen.Uniform64(-4 * 3600, 2 * 3600);
@@ -369,8 +369,8 @@ TEST(CroniterComparisonTest, NextTimesAgreeWithCroniterSaveTheDocumentedDifferen
     }
     bool dow_has_7 = reply.at("dow_has_7").as_bool();
     ++valid;
-    internal::CronExpression parsed = *internal::ParseCronExpression(q.expression.ours);
-    std::shared_ptr<const internal::Zone> zone = *internal::Zone::Find(q.zone);
+    recurrence_internal::CronExpression parsed = *recurrence_internal::ParseCronExpression(q.expression.ours);
+    std::shared_ptr<const recurrence_internal::Zone> zone = *recurrence_internal::Zone::Find(q.zone);
     bool nth_with_dom = HasNthWithDayOfMonth(parsed);
     bool impossible_half = HasImpossibleHalf(parsed);
 
@@ -401,9 +401,9 @@ TEST(CroniterComparisonTest, NextTimesAgreeWithCroniterSaveTheDocumentedDifferen
             bool offsets_differ = zone->At(*mine / 1000).utc_offset_s != at_start ||
                                   zone->At(*theirs / 1000).utc_offset_s != at_start;
             std::int64_t local = *mine / 1000 + zone->At(*mine / 1000).utc_offset_s;
-            internal::Zone::Resolved r = zone->Resolve(local);
-            bool moved = r.kind != internal::Zone::Resolved::Kind::kUnique ||
-                         !internal::CronSearch(parsed).Matches(local);
+            recurrence_internal::Zone::Resolved r = zone->Resolve(local);
+            bool moved = r.kind != recurrence_internal::Zone::Resolved::Kind::kUnique ||
+                         !recurrence_internal::CronSearch(parsed).Matches(local);
             if (offsets_differ || moved) verdict = Verdict::kCroniterDst;
           }
           (own ? own_verdicts : wall_verdicts)[verdict]++;

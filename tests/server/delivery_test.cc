@@ -6,10 +6,12 @@
 #include <atomic>
 #include <mutex>
 #include <future>
+#include <memory>
 #include <thread>
 
 #include "common/metrics.h"
 #include "common/server_clock.h"
+#include "delivery/connection_budget.h"
 #include "delivery/dispatcher.h"
 #include "delivery/retry_after.h"
 #include "delivery/tls_client.h"
@@ -37,11 +39,20 @@ WebhookRequest RequestTo(const WebhookReceiver& receiver, const std::string& id 
   return r;
 }
 
-// Posts and waits for the outcome.
+// Posts and waits for the outcome, at most 30 s: an attempt without one
+// by then fails the test (every client here times out well before).
 AttemptResult PostAndWait(WebhookClient& client, WebhookRequest request) {
-  std::promise<AttemptResult> done;
-  client.Post(std::move(request), [&](AttemptResult r) { done.set_value(std::move(r)); });
-  return done.get_future().get();
+  auto done = std::make_shared<std::promise<AttemptResult>>();
+  std::future<AttemptResult> outcome = done->get_future();
+  client.Post(std::move(request), [done](AttemptResult r) { done->set_value(std::move(r)); });
+  if (outcome.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+    ADD_FAILURE() << "the attempt had no outcome after 30 s";
+    AttemptResult none;
+    none.kind = AttemptResult::Kind::kAborted;
+    none.error = "no outcome after 30 s";
+    return none;
+  }
+  return outcome.get();
 }
 
 // Polls `done` every 10 ms for up to `patience` (real time).
@@ -52,6 +63,37 @@ bool Eventually(const std::function<bool()>& done, milliseconds patience = milli
     std::this_thread::sleep_for(milliseconds(10));
   }
   return true;
+}
+
+// Over the limit a taker waits in line and is granted, first come first
+// served, the slots given back; each waiter asks once for an idle
+// connection to be closed.
+TEST(ConnectionBudgetTest, TakersOverTheLimitWaitInLineForReleasedSlots) {
+  ConnectionBudget budget(2);
+  int reclaims = 0;
+  budget.SetReclaim([&] { ++reclaims; });
+  std::vector<int> granted;
+  EXPECT_TRUE(budget.Acquire([&] { granted.push_back(0); }));
+  EXPECT_TRUE(budget.Acquire([&] { granted.push_back(1); }));
+  EXPECT_FALSE(budget.Acquire([&] { granted.push_back(2); }));
+  EXPECT_FALSE(budget.Acquire([&] { granted.push_back(3); }));
+  EXPECT_EQ(budget.waiting(), 2u);
+  EXPECT_EQ(reclaims, 2);
+  EXPECT_EQ(budget.in_use(), 2u);
+  budget.Release();
+  EXPECT_EQ(granted, std::vector<int>{2});
+  EXPECT_EQ(budget.in_use(), 2u);  // passed on, not freed
+  budget.Release();
+  budget.Release();
+  EXPECT_EQ(granted, (std::vector<int>{2, 3}));
+  EXPECT_EQ(budget.in_use(), 1u);
+  EXPECT_EQ(budget.waited(), 2u);
+  // A newcomer does not overtake the line.
+  EXPECT_TRUE(budget.Acquire([] {}));
+  EXPECT_FALSE(budget.Acquire([&] { granted.push_back(4); }));
+  budget.Clear();
+  budget.Release();
+  EXPECT_EQ(granted, (std::vector<int>{2, 3}));
 }
 
 TEST(WebhookClientTest, ALimitOfOneConnectionPerHostIsOneConnection) {
@@ -175,12 +217,17 @@ TEST(WebhookClientTest, SilentSlowAndGarbageReceiversFailTheAttemptInBoundedTime
   options.timeout = milliseconds(300);
   WebhookClient client(options);
   receiver.SetResponder([](const testing::Delivery&) { return Reply{0, Reply::Mode::kNeverAnswer}; });
+  const auto start = std::chrono::steady_clock::now();
   AttemptResult silent = PostAndWait(client, RequestTo(receiver));
+  EXPECT_GE(std::chrono::steady_clock::now() - start, options.timeout) << "timed out early";
   EXPECT_EQ(silent.kind, AttemptResult::Kind::kFailed);
   EXPECT_TRUE(silent.unanswered);
   EXPECT_NE(silent.error.find("timed out"), std::string::npos) << silent.error;
   receiver.SetResponder([](const testing::Delivery&) { return Reply{200, Reply::Mode::kAnswer, milliseconds(1000)}; });
-  EXPECT_EQ(PostAndWait(client, RequestTo(receiver)).kind, AttemptResult::Kind::kFailed);
+  AttemptResult slow = PostAndWait(client, RequestTo(receiver));
+  EXPECT_EQ(slow.kind, AttemptResult::Kind::kFailed);
+  EXPECT_TRUE(slow.unanswered);
+  EXPECT_NE(slow.error.find("timed out"), std::string::npos) << slow.error;
   receiver.SetResponder([](const testing::Delivery&) { return Reply{0, Reply::Mode::kGarbage}; });
   AttemptResult garbage = PostAndWait(client, RequestTo(receiver));
   EXPECT_EQ(garbage.kind, AttemptResult::Kind::kFailed);
@@ -425,13 +472,14 @@ class DispatchFixture {
     webhook.timeout = milliseconds(5000);
     client_ = std::make_unique<WebhookClient>(webhook);
     scheduler_ = std::make_unique<Scheduler>(*store_, clock_, SchedulerOptions{},
-                                             [this](std::vector<DueEntry> due) {
+                                             [this](std::vector<FiredTimer> due) {
                                                dispatcher_->OnFired(std::move(due));
                                              });
     dispatcher_ = std::make_unique<Dispatcher>(*store_, *scheduler_, clock_, *client_, nullptr, metrics_);
-    store_->SetDueListener([this](const std::string& id, std::optional<std::int64_t> due) {
-      scheduler_->OnDueChange(id, due);
-    });
+    store_->SetDueListener(
+        [this](const std::string& id, std::optional<std::int64_t> due, const std::string& flow) {
+          scheduler_->OnDueChange(id, due, flow);
+        });
     scheduler_->AddShards({0});
     scheduler_->Start();
     Advance(milliseconds(0));
@@ -515,6 +563,40 @@ TEST(DispatcherTest, AClaimTheStoreCouldNotWriteIsTriedAgainAfterAPause) {
     return f.receiver_.count() > 0;
   }));
   ASSERT_TRUE(Eventually([&] { return f.dispatcher_->in_flight() == 0; }));
+  EXPECT_EQ(f.StateOf("t"), TimerState::kDelivered);
+  EXPECT_EQ(f.receiver_.count(), 1u);
+}
+
+// "The dispatcher re-checks the wall clock when it claims the timer"
+// (docs/server.md): a timer is armed on the steady clock for when the wall
+// clock should reach its due time; then the wall clock is stepped back
+// 500 ms. When the steady clock gets there, the claim finds the wall clock
+// short of the due time and the timer waits for it: it is sent once the
+// wall clock reaches due, not 500 ms early, and once.
+TEST(DispatcherTest, AWallClockSteppedBackHoldsTheTimerUntilItsDueTime) {
+  DispatchFixture f;
+  std::atomic<std::int64_t> sent_at_wall_ms{0};
+  f.receiver_.SetResponder([&](const testing::Delivery&) {
+    std::int64_t none = 0;
+    sent_at_wall_ms.compare_exchange_strong(none, f.clock_.WallMs());
+    return Reply{};
+  });
+  const std::int64_t due = kStart + 1000;
+  f.Create("t", due);
+  f.Advance(milliseconds(100));  // loaded and armed for steady +1000 ms
+  f.clock_.StepWall(-500);
+  f.Advance(milliseconds(950));  // the arming is passed; the wall clock reads due - 450
+  ASSERT_TRUE(Eventually([&] { return f.dispatcher_->in_flight() == 0; }));
+  EXPECT_EQ(f.receiver_.count(), 0u) << "sent with the wall clock " << due - sent_at_wall_ms.load()
+                                     << " ms before its due time";
+  EXPECT_EQ(f.StateOf("t"), TimerState::kPending);
+  f.Advance(milliseconds(400));  // wall clock: due - 50
+  ASSERT_TRUE(Eventually([&] { return f.dispatcher_->in_flight() == 0; }));
+  EXPECT_EQ(f.receiver_.count(), 0u);
+  f.Advance(milliseconds(60));  // wall clock: due + 10
+  ASSERT_TRUE(f.receiver_.WaitFor(1, milliseconds(10'000)));
+  ASSERT_TRUE(Eventually([&] { return f.dispatcher_->in_flight() == 0; }));
+  EXPECT_GE(sent_at_wall_ms.load(), due);
   EXPECT_EQ(f.StateOf("t"), TimerState::kDelivered);
   EXPECT_EQ(f.receiver_.count(), 1u);
 }

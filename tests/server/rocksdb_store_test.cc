@@ -4,6 +4,8 @@
 #include <rocksdb/db.h>
 
 #include <condition_variable>
+#include <functional>
+#include <future>
 #include <map>
 #include <mutex>
 #include <set>
@@ -40,15 +42,15 @@ TEST(RocksDbStoreTest, KeepsDueIndexStateIndexAndCountsInStep) {
       moved.due_ms = 250;
       txn.Put(c, moved);
     });
-    std::vector<DueEntry> due = *store->ScanDue({0}, {0, ""}, 1000, 10);
+    std::vector<DueEntry> due = store->ScanDue({0}, {0, ""}, 1000, 10)->entries;
     ASSERT_EQ(due.size(), 3u);
     EXPECT_EQ(due[0], (DueEntry{200, "a"}));
     EXPECT_EQ(due[1], (DueEntry{200, "b"}));
     EXPECT_EQ(due[2], (DueEntry{250, "c"}));
-    EXPECT_TRUE(store->ScanDue({0}, {0, ""}, 200, 10)->empty());
+    EXPECT_TRUE(store->ScanDue({0}, {0, ""}, 200, 10)->entries.empty());
     // From a position: (200, "b") onwards.
-    EXPECT_EQ(store->ScanDue({0}, {200, "b"}, 1000, 10)->size(), 2u);
-    EXPECT_TRUE(store->ScanDue({1}, {0, ""}, 1000, 10)->empty());  // not a shard of it
+    EXPECT_EQ(store->ScanDue({0}, {200, "b"}, 1000, 10)->entries.size(), 2u);
+    EXPECT_TRUE(store->ScanDue({1}, {0, ""}, 1000, 10)->entries.empty());  // not a shard of it
     ListPage cancelled = *store->List(TimerState::kCancelled, std::nullopt, 10, 1 << 20, {});
     ASSERT_EQ(cancelled.records.size(), 1u);
     EXPECT_EQ(cancelled.records[0].id, "d");
@@ -151,7 +153,7 @@ TEST(RocksDbStoreTest, AFailedMutationWritesNothingAndItsGroupGoesOn) {
   EXPECT_TRUE(Stored(*store, "z"));
   EXPECT_EQ(store->Counts()[0], 2);
   EXPECT_EQ(store->Counts()[4], 0);
-  EXPECT_EQ(store->ScanDue({0}, {0, ""}, 1000, 10)->size(), 2u);
+  EXPECT_EQ(store->ScanDue({0}, {0, ""}, 1000, 10)->entries.size(), 2u);
 }
 
 // A record the server cannot read (a newer format) answers kCorrupt, and no
@@ -282,7 +284,8 @@ TEST(RocksDbStoreTest, TellsItsListenerOfDueChangesInCommitOrder) {
   auto store = OpenStore(dir.path());
   std::mutex mutex;
   std::vector<std::pair<std::string, std::optional<std::int64_t>>> changes;
-  store->SetDueListener([&](const std::string& id, std::optional<std::int64_t> due) {
+  store->SetDueListener([&](const std::string& id, std::optional<std::int64_t> due,
+                            const std::string&) {
     std::lock_guard lock(mutex);
     changes.emplace_back(id, due);
   });
@@ -318,18 +321,59 @@ TEST(RocksDbStoreTest, TellsItsListenerOfDueChangesInCommitOrder) {
   EXPECT_EQ(changes, (std::vector<Change>{{"a", 10}, {"a", 50}, {"a", std::nullopt}}));
 }
 
+// A store in `dir` over a FaultyFileSystem. Members are destroyed in reverse
+// order: the store before the Env and the file system it writes through.
+struct StoreOverFaultyDisk {
+  explicit StoreOverFaultyDisk(const std::string& dir) {
+    StoreOptions options;
+    options.data_dir = dir;
+    auto opened = OpenRocksDbTimerStore(options, env.get());
+    EXPECT_TRUE(opened.ok()) << opened.status().ToString();
+    if (opened.ok()) store = std::move(*opened);
+  }
+  std::shared_ptr<testing::FaultyFileSystem> fs = std::make_shared<testing::FaultyFileSystem>();
+  std::unique_ptr<rocksdb::Env> env = testing::EnvOver(fs);
+  std::unique_ptr<TimerStore> store;
+};
+
+// docs/server.md: a mutation is acknowledged only once it is in the
+// write-ahead log and the log is synced. Each durable write (what every API
+// mutation asks for: create, reschedule, cancel, retry) syncs the log before
+// its `done` runs.
+TEST(RocksDbStoreTest, ADurableWriteSyncsTheLogBeforeItIsAcknowledged) {
+  TempDirectory dir;
+  StoreOverFaultyDisk disk(dir.path());
+  ASSERT_NE(disk.store, nullptr);
+  const std::shared_ptr<testing::FaultyFileSystem>& fs = disk.fs;
+  std::unique_ptr<TimerStore>& store = disk.store;
+  const std::vector<std::pair<std::string, std::function<void(StoreTxn&)>>> writes = {
+      {"create", [](StoreTxn& txn) { txn.Put(std::nullopt, Record("t", 10)); }},
+      {"change", [](StoreTxn& txn) { txn.Put(**txn.Get("t"), Record("t", 20)); }},
+      {"erase", [](StoreTxn& txn) { txn.Erase(**txn.Get("t")); }},
+  };
+  for (const auto& [what, mutation] : writes) {
+    const std::uint64_t before = fs->wal_syncs();
+    std::uint64_t at_done = 0;
+    std::promise<Status> done;
+    store->Submit({"t"}, [&](StoreTxn& txn) { mutation(txn); return Status::Ok(); },
+                  [&](const Status& s) { at_done = fs->wal_syncs(); done.set_value(s); },
+                  WriteOptions{.sync = true});
+    const Status s = done.get_future().get();
+    ASSERT_TRUE(s.ok()) << what << ": " << s.ToString();
+    EXPECT_GT(at_done, before) << what << ": acknowledged without a sync of the log";
+  }
+  store->Close();
+}
+
 // A disk that fails writes: the group fails with kUnavailable and nothing of
 // it is kept; once the disk works again the store writes again by itself,
 // and what was acknowledged before is all there.
 TEST(RocksDbStoreTest, AWriteErrorFailsItsGroupAndTheStoreHealsWithTheDisk) {
   TempDirectory dir;
-  auto fs = std::make_shared<testing::FaultyFileSystem>();
-  auto env = testing::EnvOver(fs);
-  StoreOptions options;
-  options.data_dir = dir.path();
-  auto opened = OpenRocksDbTimerStore(options, env.get());
-  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-  std::unique_ptr<TimerStore> store = std::move(*opened);
+  StoreOverFaultyDisk disk(dir.path());
+  ASSERT_NE(disk.store, nullptr);
+  const std::shared_ptr<testing::FaultyFileSystem>& fs = disk.fs;
+  std::unique_ptr<TimerStore>& store = disk.store;
   Apply(*store, {"before"}, [](StoreTxn& txn) { txn.Put(std::nullopt, Record("before", 1)); });
   for (bool no_space : {false, true}) {
     fs->SetFailing(true, no_space);

@@ -30,13 +30,30 @@ class ScanFailingStore final : public TimerStore {
     store_.Submit(std::move(ids), std::move(m), std::move(d), o);
   }
   Result<std::optional<TimerRecord>> Get(const std::string& id) const override { return store_.Get(id); }
-  Result<std::vector<DueEntry>> ScanDue(const std::vector<int>& shards, const DueEntry& from,
-                                        std::int64_t to_ms, std::size_t limit) const override {
+  Result<DueScan> ScanDue(const std::vector<int>& shards, const DueEntry& from,
+                          std::int64_t to_ms, std::size_t limit,
+                          const FlowSet* skip) const override {
     ++const_cast<ScanFailingStore*>(this)->scans;
     if (const_cast<ScanFailingStore*>(this)->failures.fetch_sub(1) > 0) {
       return Status::Unavailable("injected read error");
     }
-    return store_.ScanDue(shards, from, to_ms, limit);
+    return store_.ScanDue(shards, from, to_ms, limit, skip);
+  }
+  Result<DueScan> ScanFlowDue(const std::string& flow, const std::vector<int>& shards,
+                              const DueEntry& from, std::int64_t to_ms,
+                              std::size_t limit) const override {
+    return store_.ScanFlowDue(flow, shards, from, to_ms, limit);
+  }
+  Result<FlowCount> CountFlowDue(const std::string& flow, std::int64_t before_ms,
+                                 std::size_t cap, const std::vector<int>* shards) const override {
+    return store_.CountFlowDue(flow, before_ms, cap, shards);
+  }
+  Result<std::optional<std::string>> UpdateFlowSettings(
+      const std::string& flow, const FlowSettingsChange& change) override {
+    return store_.UpdateFlowSettings(flow, change);
+  }
+  Result<std::vector<std::pair<std::string, std::string>>> ListFlowSettings() const override {
+    return store_.ListFlowSettings();
   }
   Result<ListPage> List(TimerState s, const std::optional<ListCursor>& a, std::size_t l,
                         std::size_t b, const ListFilter& f) const override {
@@ -55,6 +72,19 @@ class ScanFailingStore final : public TimerStore {
   StateCounts Counts() const override { return store_.Counts(); }
   Result<std::unique_ptr<StoreSnapshot>> Snapshot() const override { return store_.Snapshot(); }
   Status Checkpoint(const std::string& dir) override { return store_.Checkpoint(dir); }
+  Result<std::optional<ScheduleRow>> GetSchedule(const std::string& id) const override {
+    return store_.GetSchedule(id);
+  }
+  Result<SchedulePage> ListSchedules(std::optional<std::uint8_t> s, const std::string& a,
+                                     std::size_t l, std::size_t b,
+                                     const std::string& p) const override {
+    return store_.ListSchedules(s, a, l, b, p);
+  }
+  ScheduleCounts CountSchedules() const override { return store_.CountSchedules(); }
+  Result<std::vector<TimerRecord>> LastWithPrefix(const std::string& p, const std::string& b,
+                                                  std::size_t l) const override {
+    return store_.LastWithPrefix(p, b, l);
+  }
   int shard_count() const override { return store_.shard_count(); }
   int ShardOf(std::string_view id) const override { return store_.ShardOf(id); }
   void SetDueListener(DueListener l) override { store_.SetDueListener(std::move(l)); }
@@ -74,18 +104,19 @@ class SchedulerFixture {
   explicit SchedulerFixture(TimerStore& store, SchedulerOptions options = {})
       : store_(store),
         clock_(kStart),
-        scheduler_(store, clock_, options, [this](std::vector<DueEntry> due) {
+        scheduler_(store, clock_, options, [this](std::vector<FiredTimer> due) {
           const std::int64_t now = clock_.WallMs();
           std::lock_guard lock(mutex_);
           max_loaded_ = std::max(max_loaded_, scheduler_.loaded());
-          for (const DueEntry& d : due) {
-            fired_.push_back({d, now});
-            if (!hold_) finish_.push_back(d.id);
+          for (const FiredTimer& d : due) {
+            fired_.push_back({d.entry, now});
+            if (!hold_) finish_.push_back(d.entry.id);
           }
         }) {
-    store.SetDueListener([this](const std::string& id, std::optional<std::int64_t> due) {
-      scheduler_.OnDueChange(id, due);
-    });
+    store.SetDueListener(
+        [this](const std::string& id, std::optional<std::int64_t> due, const std::string& flow) {
+          scheduler_.OnDueChange(id, due, flow);
+        });
     scheduler_.AddShards({0});
   }
   ~SchedulerFixture() { scheduler_.Stop(); }
@@ -229,7 +260,11 @@ TEST(SchedulerTest, TimersDueInOneMillisecondAreLoadedWithinTheCap) {
   SchedulerFixture f(*store, options);
   f.Start();
   EXPECT_LE(f.scheduler().loaded(), options.max_window_timers);
-  EXPECT_EQ(f.scheduler().window_end().due_ms, kStart + 50);
+  // One flow holds at most a quarter of the window; the rest of it waits in
+  // the store, deferred from inside that millisecond.
+  EXPECT_LE(f.scheduler().loaded(), options.max_window_timers / 4);
+  ASSERT_EQ(f.scheduler().Flows().size(), 1u);
+  EXPECT_TRUE(f.scheduler().Flows()[0].deferred);
   f.Run(milliseconds(200));
   ExpectEachOnceNeverEarly(f.fired(), kSame);
   EXPECT_LE(f.max_loaded(), options.max_window_timers);
@@ -250,7 +285,12 @@ TEST(SchedulerTest, CreatesIntoAFullWindowShrinkItInsteadOfGrowingIt) {
     std::vector<std::string> ids;
     for (int i = 0; i < 300; ++i) ids.push_back("c" + std::to_string(batch) + "-" + std::to_string(i));
     Apply(*store, ids, [&](StoreTxn& txn) {
-      for (const std::string& id : ids) txn.Put(std::nullopt, Record(id, kStart + 5'000));
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        // Over 100 flows: none reaches its quota (a quarter of the window).
+        TimerRecord r = Record(ids[i], kStart + 5'000);
+        r.flow = "flow-" + std::to_string(i % 100);
+        txn.Put(std::nullopt, r);
+      }
     });
     EXPECT_LE(f.scheduler().loaded(), options.max_window_timers);
   }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // API access of the real `tickwheel serve`: bearer tokens on every /v1
-// route (none, wrong, read, admin), /healthz and /metrics, the API over
-// TLS, target header values redacted unless an admin token asks, the
+// route (none, wrong, read, admin; the schedules' too), /healthz and
+// /metrics, the API over TLS, target header values and URL queries
+// redacted unless an admin token asks (timers and schedules), the
 // client commands with a token, and the refusal to listen outside loopback
 // without tokens.
 #include <gtest/gtest.h>
@@ -38,9 +39,14 @@ class ServerAccessTest : public ::testing::Test {
     server_->set_ca_file(pki_->ca_file());
     ASSERT_TRUE(server_->Start());
   }
+  // Also after a SetUpTestSuite that stopped half way (its tests then fail:
+  // tests/support/test_main.cc).
   static void TearDownTestSuite() {
-    EXPECT_EQ(server_->Terminate(), 0) << server_->log();
+    if (server_ != nullptr && server_->running()) {
+      EXPECT_EQ(server_->Terminate(), 0) << server_->log();
+    }
     delete server_;
+    server_ = nullptr;
     delete receiver_;
     delete pki_;
     delete dir_;
@@ -68,6 +74,22 @@ TEST_F(ServerAccessTest, EveryV1RouteAnswers401WithoutAValidToken403ToAReaderTha
   const std::string url = receiver_->url();
   ASSERT_EQ(Call(*admin, "POST", "/v1/timers", TimerBody("acc-1", 3'600'000, url)).status, 201);
   ASSERT_EQ(Call(*admin, "POST", "/v1/timers", TimerBody("acc-2", 3'600'000, url)).status, 201);
+  const std::int64_t fire_at_1 =
+      Call(*admin, "GET", "/v1/timers/acc-1").body.at("fire_at_ms").as_int64();
+  // Schedules (hourly) deliver to a receiver of this test's own, so their
+  // occurrences do not reach the other tests' receiver.
+  WebhookReceiver schedule_receiver;
+  auto schedule = [&](const std::string& id) {
+    return R"({"id":")" + id + R"(","every_ms":3600000,"payload":{"n":1},"target":{"url":")" +
+           schedule_receiver.url() + "\"}}";
+  };
+  ASSERT_EQ(Call(*admin, "POST", "/v1/schedules", schedule("acc-s")).status, 201);
+  ASSERT_EQ(Call(*admin, "POST", "/v1/schedules", schedule("acc-s2")).status, 201);
+  // Two hourly times, in the past.
+  const std::int64_t hour = 3'600'000;
+  const std::int64_t backfill_to = WallMs() / hour * hour - hour + 1;
+  const std::string backfill = R"({"from_ms":)" + std::to_string(backfill_to - 2 * hour) +
+                               R"(,"to_ms":)" + std::to_string(backfill_to) + "}";
   struct Route {
     const char* method;
     std::string path, body;
@@ -84,12 +106,25 @@ TEST_F(ServerAccessTest, EveryV1RouteAnswers401WithoutAValidToken403ToAReaderTha
       {"PATCH", "/v1/timers/acc-1", R"({"delay_ms": 7200000})", true, 200},
       {"DELETE", "/v1/timers/acc-2", "", true, 200},
       {"POST", "/v1/timers/acc-1:retry", "", true, 409},  // not failed
+      {"GET", "/v1/schedules", "", false, 200},
+      {"POST", "/v1/schedules", "", true, 201},
+      {"GET", "/v1/schedules/acc-s", "", false, 200},
+      {"PATCH", "/v1/schedules/acc-s", R"({"payload":{"n":2}})", true, 200},
+      {"POST", "/v1/schedules/acc-s:pause", "", true, 200},
+      {"POST", "/v1/schedules/acc-s:resume", "", true, 200},
+      {"POST", "/v1/schedules/acc-s:trigger", "", true, 201},
+      {"POST", "/v1/schedules/acc-s:backfill", backfill, true, 200},
+      {"DELETE", "/v1/schedules/acc-s2", "", true, 200},
       {"GET", "/v1/whoami", "", false, 200},
       {"GET", "/v1/no-such-route", "", false, 404},
   };
+  int schedules = 0;
   auto body_of = [&](const Route& r) {
     if (r.path == "/v1/timers" && r.method == std::string("POST")) return fresh();
     if (r.path == "/v1/timers:batch") return "{\"timers\":[" + fresh() + "]}";
+    if (r.path == "/v1/schedules" && r.method == std::string("POST")) {
+      return schedule("acc-snew-" + std::to_string(++schedules));
+    }
     return r.body;
   };
   auto none = ClientWith("");
@@ -111,14 +146,41 @@ TEST_F(ServerAccessTest, EveryV1RouteAnswers401WithoutAValidToken403ToAReaderTha
       EXPECT_EQ(rc.status, r.admin_status) << what << ": " << rc.raw;
     }
   }
-  // Nothing the refused requests asked for happened.
+  // Nothing the refused requests asked for happened: no timer of the six
+  // refused creates (single and batch, without a token, with a wrong one
+  // and with the read token), acc-1 not moved, acc-2 not cancelled.
+  const JsonCall acc1 = Call(*admin, "GET", "/v1/timers/acc-1");
+  EXPECT_EQ(acc1.body.at("fire_at_ms").as_int64(), fire_at_1) << acc1.raw;
   EXPECT_EQ(State(Call(*admin, "GET", "/v1/timers/acc-2")), "pending");
-  EXPECT_EQ(Call(*admin, "GET", "/v1/timers/acc-new-1").status, 404);
+  for (int i = 1; i <= n; ++i) {
+    EXPECT_EQ(Call(*admin, "GET", "/v1/timers/acc-new-" + std::to_string(i)).status, 404) << i;
+  }
+  EXPECT_EQ(n, 6);
+  // ... no schedule created, acc-s not changed, paused or triggered (nor
+  // backfilled), acc-s2 not deleted.
+  for (int i = 1; i <= schedules; ++i) {
+    EXPECT_EQ(Call(*admin, "GET", "/v1/schedules/acc-snew-" + std::to_string(i)).status, 404) << i;
+  }
+  EXPECT_EQ(schedules, 3);
+  const JsonCall acc_s = Call(*admin, "GET", "/v1/schedules/acc-s");
+  EXPECT_EQ(State(acc_s), "active") << acc_s.raw;
+  EXPECT_EQ(acc_s.body.at("payload").at("n").as_int64(), 1) << acc_s.raw;
+  EXPECT_EQ(acc_s.body.at("last_occurrences").as_array().size(), 1u) << acc_s.raw;  // the planned one
+  EXPECT_EQ(Call(*admin, "GET", "/v1/schedules/acc-s2").status, 200);
   for (const Route& r : routes) {
     JsonCall c = Call(*admin, r.method, r.path, body_of(r));
     EXPECT_EQ(c.status, r.admin_status) << r.method << " " << r.path << ": " << c.raw;
   }
+  // The same requests from an admin did take effect.
   EXPECT_EQ(State(Call(*admin, "GET", "/v1/timers/acc-2")), "cancelled");
+  EXPECT_GT(Call(*admin, "GET", "/v1/timers/acc-1").body.at("fire_at_ms").as_int64(), fire_at_1);
+  EXPECT_EQ(Call(*admin, "GET", "/v1/timers/acc-new-7").status, 200);
+  EXPECT_EQ(Call(*admin, "GET", "/v1/timers/acc-new-8").status, 200);
+  EXPECT_EQ(Call(*admin, "GET", "/v1/schedules/acc-snew-4").status, 200);
+  EXPECT_EQ(Call(*admin, "GET", "/v1/schedules/acc-s2").status, 404);
+  EXPECT_EQ(Call(*admin, "GET", "/v1/schedules/acc-s").body.at("payload").at("n").as_int64(), 2);
+  // The trigger and the two backfilled times are delivered.
+  EXPECT_TRUE(schedule_receiver.WaitFor(3, std::chrono::seconds(30)));
   // Tokens never reach the log.
   const std::string log = server_->log();
   EXPECT_EQ(log.find(kAdmin), std::string::npos);
@@ -140,7 +202,7 @@ TEST_F(ServerAccessTest, TargetHeadersAreSentAndShownOnlyToAnAdminWhoAsks) {
   auto reader = ClientWith(kRead);
   const std::size_t seen = receiver_->count();
   const std::string body =
-      R"({"id":"hdr-1","delay_ms":0,"target":{"url":")" + receiver_->url("/with-headers") +
+      R"({"id":"hdr-1","delay_ms":0,"target":{"url":")" + receiver_->url("/with-headers?key=query-secret") +
       R"(","headers":{"Authorization":"Bearer downstream-secret","X-Trace":"abc"}}})";
   ASSERT_EQ(Call(*admin, "POST", "/v1/timers", body).status, 201);
   ASSERT_TRUE(receiver_->WaitFor(seen + 1, std::chrono::seconds(30)));
@@ -148,7 +210,7 @@ TEST_F(ServerAccessTest, TargetHeadersAreSentAndShownOnlyToAnAdminWhoAsks) {
   EXPECT_EQ(d.id, "hdr-1");
   EXPECT_EQ(d.headers.at("authorization"), "Bearer downstream-secret");
   EXPECT_EQ(d.headers.at("x-trace"), "abc");
-  EXPECT_EQ(d.idempotency_key, "hdr-1");
+  EXPECT_TRUE(IsMessageIdOf(d.idempotency_key, "hdr-1")) << d.idempotency_key;
 
   auto header = [](const JsonCall& c) {
     return std::string(c.body.at("target").at("headers").at("Authorization").as_string());
@@ -157,6 +219,13 @@ TEST_F(ServerAccessTest, TargetHeadersAreSentAndShownOnlyToAnAdminWhoAsks) {
   EXPECT_EQ(header(Call(*admin, "GET", "/v1/timers/hdr-1?show_headers=true")),
             "Bearer downstream-secret");
   EXPECT_EQ(header(Call(*reader, "GET", "/v1/timers/hdr-1?show_headers=true")), "***");
+  // The target URL's query too (it may carry the receiver's key).
+  auto url = [](const JsonCall& c) { return std::string(c.body.at("target").at("url").as_string()); };
+  EXPECT_EQ(url(Call(*reader, "GET", "/v1/timers/hdr-1?show_headers=true")),
+            receiver_->url("/with-headers?***"));
+  EXPECT_EQ(url(Call(*admin, "GET", "/v1/timers/hdr-1")), receiver_->url("/with-headers?***"));
+  EXPECT_EQ(url(Call(*admin, "GET", "/v1/timers/hdr-1?show_headers=true")),
+            receiver_->url("/with-headers?key=query-secret"));
   EXPECT_EQ(Call(*admin, "GET", "/v1/timers/hdr-1?show_headers=maybe").status, 400);
   EXPECT_EQ(Call(*admin, "GET", "/v1/timers/hdr-1?shw_headers=true").status, 400);
   for (int i = 0; i < 3000 && State(Call(*admin, "GET", "/v1/timers/hdr-1")) != "delivered"; ++i) {
@@ -165,9 +234,54 @@ TEST_F(ServerAccessTest, TargetHeadersAreSentAndShownOnlyToAnAdminWhoAsks) {
   const std::string list = "/v1/timers?state=delivered&show_headers=true";
   EXPECT_NE(Call(*admin, "GET", list).raw.find("downstream-secret"), std::string::npos);
   EXPECT_EQ(Call(*reader, "GET", list).raw.find("downstream-secret"), std::string::npos);
+  EXPECT_EQ(Call(*reader, "GET", list).raw.find("query-secret"), std::string::npos);
   EXPECT_EQ(Call(*admin, "GET", "/v1/timers?state=delivered").raw.find("downstream-secret"),
             std::string::npos);
   EXPECT_EQ(server_->log().find("downstream-secret"), std::string::npos);
+  EXPECT_EQ(server_->log().find("query-secret"), std::string::npos);
+}
+
+TEST_F(ServerAccessTest, ScheduleTargetsShowHeadersAndTheUrlQueryOnlyToAnAdminWhoAsks) {
+  auto admin = ClientWith(kAdmin);
+  auto reader = ClientWith(kRead);
+  WebhookReceiver receiver;  // its own: an hourly time may come during the test
+  const std::string secret_url = receiver.url("/sched?key=sched-query-secret");
+  const std::string body =
+      R"({"id":"sec-s","every_ms":3600000,"target":{"url":")" + secret_url +
+      R"(","headers":{"Authorization":"Bearer sched-header-secret"}}})";
+  const JsonCall created = Call(*admin, "POST", "/v1/schedules", body);
+  ASSERT_EQ(created.status, 201) << created.raw;
+  EXPECT_EQ(created.raw.find("sched-query-secret"), std::string::npos) << created.raw;
+  EXPECT_EQ(created.raw.find("sched-header-secret"), std::string::npos) << created.raw;
+  auto url = [](const JsonCall& c) { return std::string(c.body.at("target").at("url").as_string()); };
+  auto header = [](const JsonCall& c) {
+    return std::string(c.body.at("target").at("headers").at("Authorization").as_string());
+  };
+  const std::string hidden = receiver.url("/sched?***");
+  for (const char* path : {"/v1/schedules/sec-s", "/v1/schedules/sec-s?show_headers=true"}) {
+    const JsonCall r = Call(*reader, "GET", path);
+    ASSERT_EQ(r.status, 200) << r.raw;
+    EXPECT_EQ(url(r), hidden) << path;
+    EXPECT_EQ(header(r), "***") << path;
+  }
+  EXPECT_EQ(url(Call(*admin, "GET", "/v1/schedules/sec-s")), hidden);
+  const JsonCall shown = Call(*admin, "GET", "/v1/schedules/sec-s?show_headers=true");
+  EXPECT_EQ(url(shown), secret_url);
+  EXPECT_EQ(header(shown), "Bearer sched-header-secret");
+  // Listings, and the occurrence (a timer) the schedule planned.
+  const std::string list = "/v1/schedules?show_headers=true";
+  EXPECT_NE(Call(*admin, "GET", list).raw.find("sched-query-secret"), std::string::npos);
+  const std::string read_list = Call(*reader, "GET", list).raw;
+  EXPECT_EQ(read_list.find("sched-query-secret"), std::string::npos) << read_list;
+  EXPECT_EQ(read_list.find("sched-header-secret"), std::string::npos) << read_list;
+  const std::string occurrence =
+      "/v1/timers/sec-s@" + std::to_string(created.body.at("next_ms").as_int64());
+  const JsonCall planned = Call(*reader, "GET", occurrence + "?show_headers=true");
+  ASSERT_EQ(planned.status, 200) << planned.raw;
+  EXPECT_EQ(url(planned), hidden);
+  EXPECT_EQ(Call(*admin, "DELETE", "/v1/schedules/sec-s").status, 200);
+  EXPECT_EQ(server_->log().find("sched-query-secret"), std::string::npos);
+  EXPECT_EQ(server_->log().find("sched-header-secret"), std::string::npos);
 }
 
 TEST_F(ServerAccessTest, ClientCommandsSendTheTokenOverHttps) {

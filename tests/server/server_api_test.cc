@@ -26,6 +26,7 @@ class ServerApiTest : public ::testing::TestWithParam<Backend> {
     const std::vector<std::string> args = {"--horizon", "1d", "--payload-limit", "1024",
                                            "--max-batch", "10", "--body-limit", "65536"};
     embedded_ = new ServerProcess(Binary(), dir_->path() + "/data", args);
+    spawned_ms_ = WallMs();
     ASSERT_TRUE(embedded_->Start());
     postgres_ = new PostgresServer();
     ASSERT_TRUE(postgres_->ok()) << postgres_->log();
@@ -34,14 +35,22 @@ class ServerApiTest : public ::testing::TestWithParam<Backend> {
     node_ = new ServerProcess(Binary(), dir_->path() + "/unused", cluster_args);
     ASSERT_TRUE(node_->Start());
   }
+  // Also after a SetUpTestSuite that stopped half way (its tests then fail:
+  // tests/support/test_main.cc).
   static void TearDownTestSuite() {
-    EXPECT_EQ(embedded_->Terminate(), 0) << embedded_->log();
-    EXPECT_EQ(node_->Terminate(), 0) << node_->log();
-    delete embedded_;
-    delete node_;
+    for (ServerProcess* server : {embedded_, node_}) {
+      if (server != nullptr && server->running()) {
+        EXPECT_EQ(server->Terminate(), 0) << server->log();
+      }
+      delete server;
+    }
     delete postgres_;
     delete receiver_;
     delete dir_;
+    embedded_ = node_ = nullptr;
+    postgres_ = nullptr;
+    receiver_ = nullptr;
+    dir_ = nullptr;
   }
 
   static ServerProcess& server() { return GetParam() == Backend::kEmbedded ? *embedded_ : *node_; }
@@ -50,12 +59,14 @@ class ServerApiTest : public ::testing::TestWithParam<Backend> {
   std::string url_ = receiver_->url();
 
   static TempDir* dir_;
+  static std::int64_t spawned_ms_;  // wall clock before either server started
   static WebhookReceiver* receiver_;
   static ServerProcess* embedded_;
   static PostgresServer* postgres_;
   static ServerProcess* node_;
 };
 TempDir* ServerApiTest::dir_;
+std::int64_t ServerApiTest::spawned_ms_;
 WebhookReceiver* ServerApiTest::receiver_;
 ServerProcess* ServerApiTest::embedded_;
 PostgresServer* ServerApiTest::postgres_;
@@ -235,7 +246,9 @@ TEST_P(ServerApiTest, StatsCountStatesAndWhatIsDueSoon) {
   ASSERT_EQ(Call(client_, "POST", "/v1/timers", TimerBody(p + "1", 30'000, url_)).status, 201);
   ASSERT_EQ(Call(client_, "POST", "/v1/timers", TimerBody(p + "2", 1'800'000, url_)).status, 201);
   ASSERT_EQ(Call(client_, "POST", "/v1/timers", TimerBody(p + "3", 7'200'000, url_)).status, 201);
+  const std::int64_t asked_ms = WallMs();
   JsonCall s = Call(client_, "GET", "/v1/stats");
+  const std::int64_t answered_ms = WallMs();
   ASSERT_EQ(s.status, 200) << s.raw;
   EXPECT_GE(s.body.at("counts").at("pending").as_int64(), 3);
   EXPECT_TRUE(s.body.at("counts").as_object().contains("failed"));
@@ -248,7 +261,14 @@ TEST_P(ServerApiTest, StatsCountStatesAndWhatIsDueSoon) {
   EXPECT_EQ(s.body.at("store").at("kind").as_string(),
             GetParam() == Backend::kEmbedded ? "rocksdb" : "postgresql");
   EXPECT_EQ(s.body.at("mode").as_string(), GetParam() == Backend::kEmbedded ? "node" : "cluster");
-  EXPECT_GE(s.body.at("uptime_ms").as_int64(), 0);
+  // Started after the process was spawned, and up since (wall clock, ms).
+  const std::int64_t started = s.body.at("started_ms").as_int64();
+  const std::int64_t now = s.body.at("now_ms").as_int64();
+  EXPECT_GE(started, spawned_ms_);
+  EXPECT_GE(now, asked_ms);
+  EXPECT_LE(now, answered_ms);
+  EXPECT_EQ(s.body.at("uptime_ms").as_int64(), now - started);
+  EXPECT_GT(now - started, 0);
   EXPECT_FALSE(s.body.at("version").as_string().empty());
   JsonCall series = Call(client_, "GET", "/v1/stats/series");
   ASSERT_EQ(series.status, 200) << series.raw;
@@ -500,7 +520,21 @@ TEST_P(ServerApiTest, HealthzAndMetricsAnswer) {
         "tickwheel_store_write_seconds_sum "}) {
     EXPECT_NE(m.body.find(name), std::string::npos) << name;
   }
-  EXPECT_GE(Metric(client_, "tickwheel_timers_created_total"), 0);
+  // Counts what was created, once: not a repeated create, nor what is
+  // refused; a batch by its new timers.
+  const std::string p = "created-" + std::to_string(WallMs()) + "-";
+  const double before = Metric(client_, "tickwheel_timers_created_total");
+  ASSERT_GE(before, 0);
+  ASSERT_EQ(Call(client_, "POST", "/v1/timers", TimerBody(p + "1", 60'000, url_)).status, 201);
+  EXPECT_EQ(Metric(client_, "tickwheel_timers_created_total"), before + 1);
+  ASSERT_EQ(Call(client_, "POST", "/v1/timers", TimerBody(p + "1", 60'000, url_)).status, 200);
+  ASSERT_EQ(Call(client_, "POST", "/v1/timers", TimerBody(p + "2", -1, url_)).status, 400);
+  EXPECT_EQ(Metric(client_, "tickwheel_timers_created_total"), before + 1);
+  const std::string batch = "{\"timers\":[" + TimerBody(p + "1", 60'000, url_) + "," +
+                            TimerBody(p + "3", 60'000, url_) + "," +
+                            TimerBody(p + "4", 60'000, url_) + "]}";
+  ASSERT_EQ(Call(client_, "POST", "/v1/timers:batch", batch).status, 201);
+  EXPECT_EQ(Metric(client_, "tickwheel_timers_created_total"), before + 3);
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, ServerApiTest,

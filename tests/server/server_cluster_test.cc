@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <mutex>
@@ -13,6 +14,8 @@
 #include <thread>
 
 #include "server_test_util.h"
+#include "store/pg_connection.h"
+#include "store/postgres_timer_store.h"
 #include "support/postgres_server.h"
 
 namespace tickwheel::testing {
@@ -145,20 +148,40 @@ struct Tally {
   std::size_t duplicates = 0;
   std::size_t early = 0;
   std::int64_t max_late_ms = 0;
+  std::int64_t p50_late_ms = 0;  // of each acknowledged id's first delivery
 };
 
 Tally Check(const WebhookReceiver& receiver, const std::map<std::string, std::int64_t>& acked) {
   Tally t;
   std::map<std::string, int> seen;
+  std::vector<std::int64_t> first_late;
   for (const Delivery& d : receiver.deliveries()) {
     auto it = acked.find(d.id);
-    if (++seen[d.id] > 1) ++t.duplicates;
+    const bool first = ++seen[d.id] == 1;
+    if (!first) ++t.duplicates;
     if (it == acked.end()) continue;
     if (d.received_ms < it->second) ++t.early;
     t.max_late_ms = std::max(t.max_late_ms, d.received_ms - it->second);
+    if (first) first_late.push_back(d.received_ms - it->second);
   }
   for (const auto& [id, at] : acked) t.delivered += seen.count(id);
+  if (!first_late.empty()) {
+    auto middle = first_late.begin() + static_cast<std::ptrdiff_t>(first_late.size() / 2);
+    std::nth_element(first_late.begin(), middle, first_late.end());
+    t.p50_late_ms = *middle;
+  }
   return t;
+}
+
+// Shards whose lease row names `node` as its owner; -1 if PostgreSQL cannot
+// be asked.
+std::int64_t LeasesOwnedBy(const PostgresServer& postgres, const std::string& node) {
+  server::Result<std::unique_ptr<server::PgConnection>> c =
+      server::PgConnection::Connect(postgres.url());
+  if (!c.ok()) return -1;
+  server::Result<server::PgResult> r = (*c)->Exec(
+      "SELECT count(*) FROM tickwheel_shard_leases WHERE owner = $1", {node});
+  return r.ok() ? r->Int(0, 0) : -1;
 }
 
 bool AllDelivered(const WebhookReceiver& receiver, const std::map<std::string, std::int64_t>& acked,
@@ -185,12 +208,20 @@ TEST(ServerClusterTest, ThreeNodesDeliverEveryTimerOnceOnTimeAndNeverEarly) {
   ASSERT_GT(acked.size(), 1000u);
   ASSERT_TRUE(AllDelivered(receiver, acked, seconds(60))) << Check(receiver, acked).delivered;
   const Tally t = Check(receiver, acked);
+  std::printf("%zu timers on three nodes: lateness p50 %lld ms, max %lld ms\n", acked.size(),
+              static_cast<long long>(t.p50_late_ms), static_cast<long long>(t.max_late_ms));
   EXPECT_EQ(t.early, 0u);
   EXPECT_EQ(t.duplicates, 0u);
   // On time: armed from the window or announced, not rescued by the 10 s
   // overdue sweep. Generous: three nodes, PostgreSQL and the creators share
   // two busy cores, under ASan in `make server-asan` (1.03 s seen there).
   EXPECT_LT(t.max_late_ms, 3000);
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+  // The median, bounded so that a tenfold regression breaks it: 18-44 ms
+  // measured (eight runs, a load of 4-8 on the 2 cores), so 200 ms. Not
+  // under a sanitizer, whose slowdown is not the server's.
+  EXPECT_LT(t.p50_late_ms, 200);
+#endif
   EXPECT_EQ(cluster.Sum("tickwheel_fenced_writes_total"), 0);
   // Each node fired its own share.
   for (int i = 0; i < 3; ++i) {
@@ -239,16 +270,34 @@ TEST(ServerClusterTest, ACrashAPauseAndADatabaseRestartLoseNothing) {
 }
 
 // A rolling restart (SIGTERM, start again, one node at a time) hands the
-// shards over: nothing is delivered twice, nothing late beyond the hand-over.
+// shards over: no lease expires or is taken (each is given back and taken
+// from the free pool), no write is fenced, nothing is delivered twice or
+// early, and nothing waits for the overdue sweep.
 TEST(ServerClusterTest, ARollingRestartHandsShardsOverWithoutDuplicates) {
   WebhookReceiver receiver(2);
   Cluster cluster(3);
   ASSERT_TRUE(cluster.StartAll());
   ASSERT_TRUE(cluster.SharesSettled());
-  Creators creators(cluster, receiver.url(), 2, 2000);
+  // Paced like the test above, so that lateness measures the hand-overs and
+  // not a backlog of creates on nodes slowed down by ASan.
+  Creators creators(cluster, receiver.url(), 2, 2000, milliseconds(4));
+  // A node's counters start again at its restart: read each before its
+  // SIGTERM, and all of them at the end.
+  double lost = 0;
+  double fenced = 0;
   for (int i = 0; i < 3; ++i) {
     std::this_thread::sleep_for(seconds(2));
+    BlockingHttpClient stopping(cluster.address(i), seconds(5));
+    const double node_lost = Metric(stopping, "tickwheel_cluster_leases_lost_total");
+    const double node_fenced = Metric(stopping, "tickwheel_fenced_writes_total");
+    ASSERT_GE(node_lost, 0) << "no tickwheel_cluster_leases_lost_total on node " << i;
+    ASSERT_GE(node_fenced, 0) << "no tickwheel_fenced_writes_total on node " << i;
+    lost += node_lost;
+    fenced += node_fenced;
     EXPECT_EQ(cluster.node(i).Terminate(), 0) << cluster.node(i).log();
+    // It gave every lease back on its way out (none left to expire).
+    EXPECT_EQ(LeasesOwnedBy(cluster.postgres(), "node" + std::to_string(i)), 0)
+        << cluster.node(i).log();
     ASSERT_TRUE(cluster.Start(i));
   }
   std::this_thread::sleep_for(seconds(2));
@@ -259,8 +308,175 @@ TEST(ServerClusterTest, ARollingRestartHandsShardsOverWithoutDuplicates) {
   const Tally t = Check(receiver, acked);
   EXPECT_EQ(t.early, 0u);
   EXPECT_EQ(t.duplicates, 0u);
-  EXPECT_LT(t.max_late_ms, kLeaseMs) << "late beyond the hand-over";
+  lost += cluster.Sum("tickwheel_cluster_leases_lost_total");
+  fenced += cluster.Sum("tickwheel_fenced_writes_total");
+  EXPECT_EQ(lost, 0) << "a lease expired or was taken: the hand-over was not graceful";
+  EXPECT_EQ(fenced, 0);
+  // Generous, as above: a hand-over costs the giver's next round (a third
+  // of the lease) and the taker's load, on two busy cores under ASan
+  // (2.3 s seen there with unpaced creates); the overdue sweep is 10 s.
+  EXPECT_LT(t.max_late_ms, 3000) << "late beyond the hand-over";
   for (int i = 0; i < 3; ++i) EXPECT_EQ(cluster.node(i).Terminate(), 0);
+}
+
+// The most deliveries received in any window of `w_ms` (sliding over every
+// delivery, duplicates included).
+std::size_t MaxInWindow(std::vector<Delivery> ds, std::int64_t w_ms) {
+  std::sort(ds.begin(), ds.end(),
+            [](const Delivery& a, const Delivery& b) { return a.received_ms < b.received_ms; });
+  std::size_t best = 0, lo = 0;
+  for (std::size_t hi = 0; hi < ds.size(); ++hi) {
+    while (ds[hi].received_ms - ds[lo].received_ms >= w_ms) ++lo;
+    best = std::max(best, hi - lo + 1);
+  }
+  return best;
+}
+
+// Creates `n` timers of `flow` due now, through the nodes in turn (each
+// batch's timers spread over every node's shards); their ids.
+std::map<std::string, std::int64_t> CreateFlowTimers(Cluster& cluster, const std::string& url,
+                                                     const std::string& flow, int n) {
+  std::map<std::string, std::int64_t> acked;
+  for (int from = 0, node = 0; from < n; from += 100, node = (node + 1) % cluster.size()) {
+    std::string body;
+    for (int i = from; i < std::min(n, from + 100); ++i) {
+      body += (i > from ? "," : "") +
+              TimerBody(flow + "-" + std::to_string(i), 0, url, "\"flow\":\"" + flow + "\"");
+    }
+    BlockingHttpClient client(cluster.address(node), seconds(10));
+    JsonCall c = Call(client, "POST", "/v1/timers:batch", "{\"timers\":[" + body + "]}");
+    EXPECT_EQ(c.status, 201) << c.raw;
+    for (const auto& t : c.body.at("timers").as_array()) {
+      acked[std::string(t.at("id").as_string())] = t.at("fire_at_ms").as_int64();
+    }
+  }
+  return acked;
+}
+
+// A flow's rate holds for the three nodes together, not per node, and still
+// when one of them is killed while it holds part of the budget: its share
+// comes back only once its lease expired. Nothing is lost.
+TEST(ServerClusterTest, AFlowsRateHoldsAcrossTheClusterWhenANodeDiesMidThrottle) {
+  WebhookReceiver receiver(2);
+  Cluster cluster(3);
+  ASSERT_TRUE(cluster.StartAll());
+  ASSERT_TRUE(cluster.SharesSettled());
+  BlockingHttpClient admin(cluster.address(0));
+  ASSERT_EQ(Call(admin, "PUT", "/v1/flows/throttled", R"({"rate_per_s": 40, "burst": 6})").status,
+            200);
+  // In force on every node (announced at once; read again every second).
+  for (int i = 0; i < cluster.size(); ++i) {
+    BlockingHttpClient node(cluster.address(i));
+    for (int tries = 0; !Call(node, "GET", "/v1/flows/throttled").body.at("configured").as_bool();
+         ++tries) {
+      ASSERT_LT(tries, 50) << "node " << i << " did not apply the settings within a second";
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+  }
+  const auto acked = CreateFlowTimers(cluster, receiver.url(), "throttled", 360);
+  ASSERT_EQ(acked.size(), 360u);
+  std::this_thread::sleep_for(seconds(3));  // mid-throttle: about 120 sent
+  const std::size_t before_kill = receiver.count();
+  EXPECT_GT(before_kill, 40u);
+  EXPECT_LT(before_kill, 300u);
+  const std::int64_t killed_ms = WallMs();
+  cluster.node(1).Kill();
+  ASSERT_TRUE(AllDelivered(receiver, acked, seconds(90)))
+      << Check(receiver, acked).delivered << " of " << acked.size() << "\n"
+      << cluster.node(0).log() << cluster.node(2).log();
+  const Tally t = Check(receiver, acked);
+  EXPECT_EQ(t.early, 0u);
+  // The limits bound the gates' releases: burst + rate * T in any T
+  // (docs/flows.md; through a node's death too, FlowBudgetTest.
+  // ANodeDyingMidThrottleNeverTakesTheClusterAboveTheFlowsLimits on manual
+  // time). What the receiver reads comes after each attempt's claim, its
+  // send and the receiver's own read, whose spread bunches releases of
+  // T + J seconds into T: tens of ms on an idle machine, 300 ms seen under
+  // ASan at load 7-8 (58 in a second, 135 in 3 s; the bench's 1,000/s flow
+  // had 1,360 in one). So here, over every delivery the receiver saw (a
+  // timer the killed node had in flight may come twice; it counts):
+  // burst + rate * (T + J), with J = 500 ms.
+  constexpr double kRate = 40, kBurst = 6, kSpreadS = 0.5;
+  auto bound = [&](double t_s) {
+    return static_cast<std::size_t>(kBurst + kRate * (t_s + kSpreadS));
+  };
+  EXPECT_LE(MaxInWindow(receiver.deliveries(), 1000), bound(1)) << [&] {
+    // Per 100 ms, from the first delivery (the kill at "K").
+    std::vector<Delivery> d = receiver.deliveries();
+    std::int64_t first = INT64_MAX;
+    for (const Delivery& x : d) first = std::min(first, x.received_ms);
+    std::map<std::int64_t, int> tenths;
+    for (const Delivery& x : d) ++tenths[(x.received_ms - first) / 100];
+    std::string out = "kill at " + std::to_string((killed_ms - first) / 100) + ":";
+    for (const auto& [tenth, n] : tenths) out += " " + std::to_string(tenth) + "=" + std::to_string(n);
+    return out;
+  }();
+  EXPECT_LE(MaxInWindow(receiver.deliveries(), 3000), bound(3));
+  const double counted = cluster.Sum("tickwheel_duplicates_after_recovery_total") +
+                         cluster.Sum("tickwheel_attempts_unanswered_total");
+  EXPECT_LE(static_cast<double>(t.duplicates), counted) << t.duplicates << " duplicates";
+  for (int i : {0, 2}) EXPECT_EQ(cluster.node(i).Terminate(), 0) << cluster.node(i).log();
+}
+
+// A flow's max_in_flight holds for the three nodes together, not per node:
+// its timers are spread over every node's shards, and the receiver (with
+// threads to spare) never has more of them in progress than the cap.
+TEST(ServerClusterTest, AFlowsInFlightCapHoldsAcrossTheCluster) {
+  WebhookReceiver receiver(16);
+  receiver.SetResponder([](const Delivery&) {
+    Reply r;
+    r.delay = milliseconds(100);
+    return r;
+  });
+  Cluster cluster(3);
+  ASSERT_TRUE(cluster.StartAll());
+  ASSERT_TRUE(cluster.SharesSettled());
+  BlockingHttpClient admin(cluster.address(0));
+  ASSERT_EQ(Call(admin, "PUT", "/v1/flows/capped", R"({"max_in_flight": 4})").status, 200);
+  for (int i = 0; i < cluster.size(); ++i) {
+    BlockingHttpClient node(cluster.address(i));
+    for (int tries = 0; !Call(node, "GET", "/v1/flows/capped").body.at("configured").as_bool();
+         ++tries) {
+      ASSERT_LT(tries, 50) << "node " << i << " did not apply the settings within a second";
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+  }
+  const auto acked = CreateFlowTimers(cluster, receiver.url(), "capped", 120);
+  ASSERT_EQ(acked.size(), 120u);
+  ASSERT_TRUE(AllDelivered(receiver, acked, seconds(60)))
+      << Check(receiver, acked).delivered << " of " << acked.size() << "\n"
+      << cluster.node(0).log() << cluster.node(1).log() << cluster.node(2).log();
+  const Tally t = Check(receiver, acked);
+  EXPECT_EQ(t.early, 0u);
+  EXPECT_EQ(t.duplicates, 0u);
+  EXPECT_LE(receiver.max_in_progress(), 4u);
+  std::printf("max in flight over three nodes: %zu (cap 4)\n", receiver.max_in_progress());
+  for (int i = 0; i < cluster.size(); ++i) {
+    EXPECT_EQ(cluster.node(i).Terminate(), 0) << cluster.node(i).log();
+  }
+}
+
+// A flow paused through one node is paused on every node within a second,
+// and resumed through another.
+TEST(ServerClusterTest, AFlowPausedOnOneNodeIsPausedOnAll) {
+  WebhookReceiver receiver(2);
+  Cluster cluster(3);
+  ASSERT_TRUE(cluster.StartAll());
+  ASSERT_TRUE(cluster.SharesSettled());
+  BlockingHttpClient first(cluster.address(0));
+  ASSERT_EQ(Call(first, "POST", "/v1/flows/held-everywhere:pause").status, 200);
+  std::this_thread::sleep_for(milliseconds(1500));  // every node has read it
+  const auto acked = CreateFlowTimers(cluster, receiver.url(), "held-everywhere", 300);
+  std::this_thread::sleep_for(seconds(2));
+  EXPECT_EQ(receiver.count(), 0u);
+  BlockingHttpClient last(cluster.address(2));
+  JsonCall flow = Call(last, "GET", "/v1/flows/held-everywhere");
+  EXPECT_TRUE(flow.body.at("paused").as_bool()) << flow.raw;
+  EXPECT_EQ(flow.body.at("due").as_int64(), 300) << flow.raw;
+  ASSERT_EQ(Call(last, "POST", "/v1/flows/held-everywhere:resume").status, 200);
+  ASSERT_TRUE(AllDelivered(receiver, acked, seconds(30)));
+  EXPECT_EQ(Check(receiver, acked).duplicates, 0u);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(cluster.node(i).Terminate(), 0) << cluster.node(i).log();
 }
 
 // PostgreSQL down: writes answer 503 store_unavailable (never a false 201),
@@ -290,6 +506,64 @@ TEST(ServerClusterTest, WhileTheDatabaseIsDownWritesAre503AndNothingIsLost) {
   EXPECT_EQ(ids, (std::set<std::string>{"before", "after"}));
   EXPECT_EQ(Call(client, "GET", "/v1/timers/during").status, 404);
   EXPECT_EQ(cluster.node(0).Terminate(), 0) << cluster.node(0).log();
+}
+
+// A schedule is planned by the owner of its shard only: kill that node in
+// the middle of a 1-second schedule (between two occurrences), and the
+// node that takes the shard over goes on with it. The receiver counts
+// each nominal time once: none missed across the takeover, none twice.
+TEST(ServerClusterTest, ATakeoverInTheMiddleOfAOneSecondScheduleFiresEachNominalTimeOnce) {
+  Cluster cluster(3);
+  ASSERT_TRUE(cluster.StartAll());
+  ASSERT_TRUE(cluster.SharesSettled());
+  WebhookReceiver receiver;
+  BlockingHttpClient first(cluster.address(0), seconds(5));
+  ASSERT_EQ(Call(first, "POST", "/v1/schedules",
+                 R"({"id":"takeover","every_ms":1000,"target":{"url":")" + receiver.url() + "\"}}")
+                .status,
+            201);
+  // Its owner: the node holding the lease of its shard.
+  const int shard = server::ShardOfId("takeover", 32);
+  JsonCall leases = Call(first, "GET", "/v1/cluster");
+  const std::string owner(leases.body.at("leases").as_array()[static_cast<std::size_t>(shard)]
+                              .at("owner").as_string());
+  ASSERT_EQ(owner.substr(0, 4), "node");
+  const int victim = std::stoi(owner.substr(4));
+  auto nominal_times = [&] {
+    std::map<std::int64_t, int> times;
+    for (const Delivery& d : receiver.deliveries()) {
+      ++times[boost::json::parse(d.body).at("nominal_ms").as_int64()];
+    }
+    return times;
+  };
+  ASSERT_TRUE(receiver.WaitFor(4, seconds(30)));
+  // 300 ms after an occurrence's time: delivered, the next one planned.
+  const std::map<std::int64_t, int> before_kill = nominal_times();
+  ASSERT_FALSE(before_kill.empty());
+  const std::int64_t last = before_kill.rbegin()->first;
+  const std::int64_t kill_at = last + 300;
+  if (kill_at > WallMs()) std::this_thread::sleep_for(milliseconds(kill_at - WallMs()));
+  cluster.node(victim).Kill();
+  // Another node takes the shard once the lease expires (2 s), and fires
+  // what came due meanwhile; then the schedule goes on.
+  const std::size_t before = receiver.count();
+  ASSERT_TRUE(receiver.WaitFor(before + 8, seconds(60)));
+  const int survivor = (victim + 1) % 3;
+  BlockingHttpClient other(cluster.address(survivor), seconds(5));
+  ASSERT_EQ(Call(other, "DELETE", "/v1/schedules/takeover").status, 200);
+  const std::map<std::int64_t, int> times = nominal_times();
+  ASSERT_FALSE(times.empty());
+  ASSERT_GT(times.rbegin()->first, kill_at + 5000);  // fired after the takeover
+  for (std::int64_t t = times.begin()->first; t <= times.rbegin()->first; t += 1000) {
+    const auto it = times.find(t);
+    EXPECT_TRUE(it != times.end() && it->second == 1)
+        << "nominal time " << t << " delivered " << (it == times.end() ? 0 : it->second)
+        << " times (killed " << owner << " at " << kill_at << ")";
+  }
+  for (const Delivery& d : receiver.deliveries()) {
+    EXPECT_GE(d.received_ms, boost::json::parse(d.body).at("nominal_ms").as_int64()) << d.id;
+  }
+  EXPECT_EQ(cluster.Sum("tickwheel_duplicates_after_recovery_total"), 0);
 }
 
 }  // namespace

@@ -65,7 +65,7 @@ TEST_F(ServerDeliveryTest, DeliversEveryTimerOnceOnTimeAndNeverEarly) {
   for (const Delivery& d : receiver_.deliveries()) {
     ASSERT_TRUE(fire_at.count(d.id)) << d.id;
     EXPECT_TRUE(seen.insert(d.id).second) << d.id << " delivered twice";
-    EXPECT_EQ(d.idempotency_key, d.id);
+    EXPECT_TRUE(IsMessageIdOf(d.idempotency_key, d.id)) << d.idempotency_key;
     EXPECT_EQ(d.attempt, 1);
     EXPECT_EQ(d.fire_at_ms, fire_at[d.id]);
     EXPECT_EQ(d.path, "/on-time");
@@ -74,8 +74,17 @@ TEST_F(ServerDeliveryTest, DeliversEveryTimerOnceOnTimeAndNeverEarly) {
     lateness.push_back(d.received_ms - d.fire_at_ms);
   }
   std::sort(lateness.begin(), lateness.end());
-  // Generous: the machine is shared. The benchmark measures the real p99.
-  EXPECT_LT(lateness[lateness.size() * 99 / 100], 1000);
+  const std::int64_t p50 = lateness[lateness.size() / 2];
+  const std::int64_t p99 = lateness[lateness.size() * 99 / 100];
+  std::printf("lateness at the receiver: p50 %lld ms, p99 %lld ms, max %lld ms\n",
+              static_cast<long long>(p50), static_cast<long long>(p99),
+              static_cast<long long>(lateness.back()));
+  // The median holds on a loaded machine (docs/performance.md measures
+  // 1 ms at 2,000/s; this run sees 1 ms with a load of 4-5 on 2 cores):
+  // ten times that fails. The tail is the machine's: the benchmark measures
+  // the real p99.
+  EXPECT_LT(p50, 10);
+  EXPECT_LT(p99, 1000);
   // The receiver answered; the server writes the outcome right after.
   for (int i = 0; i < 3000 && Metric(*client_, "tickwheel_timers_delivered_total") < kTimers; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -111,12 +120,36 @@ TEST_F(ServerDeliveryTest, RetriesWithExponentialBackoffThenDelivers) {
   ASSERT_EQ(d.size(), 3u);
   for (int i = 0; i < 3; ++i) {
     EXPECT_EQ(d[i].attempt, i + 1);
-    EXPECT_EQ(d[i].idempotency_key, "flaky");
+    EXPECT_EQ(d[i].idempotency_key, d[0].idempotency_key);  // the same for every attempt
+    EXPECT_TRUE(IsMessageIdOf(d[i].idempotency_key, "flaky")) << d[i].idempotency_key;
   }
   // Backoff 200 ms then 400 ms, each with jitter in [0.5, 1.5).
   EXPECT_GE(d[1].received_ms - d[0].received_ms, 100);
   EXPECT_GE(d[2].received_ms - d[1].received_ms, 200);
   EXPECT_EQ(Metric(*client_, "tickwheel_timers_retried_total"), 2);
+}
+
+// A timer removed (here by a bulk delete of dead letters; retention does
+// the same) and created again with its id is a new message: a receiver
+// that remembers Idempotency-Keys must not drop it.
+TEST_F(ServerDeliveryTest, ATimerCreatedAgainWithAnOldIdIsANewMessage) {
+  receiver_.SetPolicy([](const Delivery& d) { return d.payload == "1" ? 500 : 200; });
+  ASSERT_EQ(Call(*client_, "POST", "/v1/timers",
+                 TimerBody("again", 0, receiver_.url(), R"("payload":1,"retry":{"max_attempts":1})"))
+                .status,
+            201);
+  ASSERT_EQ(State(WaitForState("again", "failed")), "failed");
+  JsonCall deleted = Call(*client_, "POST", "/v1/timers:delete-failed", R"({"prefix":"again"})");
+  ASSERT_EQ(deleted.status, 200) << deleted.raw;
+  ASSERT_EQ(deleted.body.at("done").as_int64(), 1);
+  ASSERT_EQ(Call(*client_, "POST", "/v1/timers", TimerBody("again", 0, receiver_.url(), R"("payload":2)")).status,
+            201);
+  ASSERT_EQ(State(WaitForState("again", "delivered")), "delivered");
+  const std::vector<Delivery> d = receiver_.deliveries();
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_TRUE(IsMessageIdOf(d[0].idempotency_key, "again")) << d[0].idempotency_key;
+  EXPECT_TRUE(IsMessageIdOf(d[1].idempotency_key, "again")) << d[1].idempotency_key;
+  EXPECT_NE(d[0].idempotency_key, d[1].idempotency_key);
 }
 
 TEST_F(ServerDeliveryTest, DeadLetterIsListedAndRetryRearmsIt) {
@@ -145,7 +178,7 @@ TEST_F(ServerDeliveryTest, DeadLetterIsListedAndRetryRearmsIt) {
   std::vector<Delivery> d = receiver_.deliveries();
   ASSERT_EQ(d.size(), 4u);
   EXPECT_EQ(d[3].attempt, 1);
-  EXPECT_EQ(d[3].idempotency_key, "doomed");
+  EXPECT_EQ(d[3].idempotency_key, d[0].idempotency_key);  // the same timer
   EXPECT_EQ(Call(*client_, "POST", "/v1/timers/doomed:retry").status, 409);
 }
 

@@ -132,14 +132,19 @@ void ExpectAllDeliveredOnceNeverEarly(const WebhookReceiver& receiver, const Ack
 
 TEST(ServerFaultsTest, AFullDiskRefusesCreatesLosesNothingAndRecoversWhenSpaceReturns) {
   TempDir dir;
-  SmallFilesystem fs(dir.path() + "/fs", 64);
+  // Big enough for the recovery once the filler is gone: the store then
+  // rewrites every record it holds (claims, outcomes) and RocksDB
+  // preallocates each new WAL file (~18 MiB). With 64 MiB the disk filled
+  // again during the recovery and cost a second store-retry pause.
+  SmallFilesystem fs(dir.path() + "/fs", 160);
   if (!fs.mounted()) GTEST_SKIP() << "needs root to mount a small tmpfs: " << fs.error();
   WebhookReceiver receiver(2);
   ServerProcess server(Binary(), dir.path() + "/fs/data");
   ASSERT_TRUE(server.Start());
   BlockingHttpClient client(server.address(), seconds(10));
 
-  // Leave the store kRoom bytes: a few thousand 2 KiB timers fill it.
+  // Leave the store kRoom bytes (and the WAL space RocksDB preallocated
+  // when the store opened): a few thousand 2 KiB timers fill it.
   constexpr std::int64_t kRoom = 4 << 20;
   ASSERT_TRUE(fs.Fill("filler", fs.FreeBytes() - kRoom));
 

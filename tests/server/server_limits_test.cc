@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "server_test_util.h"
+#include "support/raw_connection.h"
 
 namespace tickwheel::testing {
 namespace {
@@ -18,52 +19,9 @@ namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 using server::BlockingHttpClient;
 
-// A raw connection to the server, to send partial requests and hold them.
-class RawConnection {
- public:
-  explicit RawConnection(int port) : socket_(ioc_) {
-    socket_.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"),
-                                  static_cast<unsigned short>(port)));
-  }
-  void Send(std::string_view bytes) { asio::write(socket_, asio::buffer(bytes)); }
-  // Reads one response's head and body (by Content-Length); "" if the
-  // server closed the connection first.
-  std::string ReadResponse() {
-    boost::system::error_code ec;
-    std::size_t end;
-    while ((end = buffer_.find("\r\n\r\n")) == std::string::npos) {
-      char chunk[4096];
-      const std::size_t n = socket_.read_some(asio::buffer(chunk), ec);
-      if (ec) return "";
-      buffer_.append(chunk, n);
-    }
-    std::size_t length = 0;
-    const std::size_t cl = buffer_.find("Content-Length: ");
-    if (cl != std::string::npos && cl < end) length = std::stoul(buffer_.substr(cl + 16));
-    while (buffer_.size() < end + 4 + length) {
-      char chunk[4096];
-      const std::size_t n = socket_.read_some(asio::buffer(chunk), ec);
-      if (ec) return "";
-      buffer_.append(chunk, n);
-    }
-    std::string response = buffer_.substr(0, end + 4 + length);
-    buffer_.erase(0, end + 4 + length);
-    return response;
-  }
-  static int StatusOf(const std::string& response) {
-    return response.size() > 12 ? std::stoi(response.substr(9, 3)) : 0;
-  }
-
- private:
-  asio::io_context ioc_;
-  tcp::socket socket_;
-  std::string buffer_;
-};
-
 std::string Request(const std::string& method, const std::string& target,
                     const std::string& body = "") {
-  return method + " " + target + " HTTP/1.1\r\nHost: x\r\nContent-Length: " +
-         std::to_string(body.size()) + "\r\n\r\n" + body;
+  return RawRequest(method, target, body);
 }
 
 // User + system CPU seconds the process `pid` has used.
@@ -125,7 +83,9 @@ TEST(ServerLimitsTest, RequestMemoryIsBoundedAndHealthzAnswersMeanwhile) {
   const std::string prefix = "{\"id\":\"big\",\"delay_ms\":60000,\"target\":{\"url\":\"" +
                              receiver.url() + "\"},\"payload\":\"";
   std::string body = prefix + std::string(1'000'000 - prefix.size() - 2, 'x') + "\"}";
-  const std::string head = "POST /v1/timers HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+  const std::string head =
+      "POST /v1/timers HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+      "Content-Length: " +
                            std::to_string(body.size()) + "\r\n\r\n";
   RawConnection slow(server.port());
   slow.Send(head + body.substr(0, 100));  // holds its reservation

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <random>
@@ -95,7 +96,7 @@ TEST(ServerRecoveryTest, SigkillWhileFiringAndCreatingLosesNothingAcknowledged) 
   for (const Delivery& d : receiver.deliveries()) {
     ++times[d.id];
     EXPECT_GE(d.received_ms, d.fire_at_ms) << d.id << " delivered early";
-    EXPECT_EQ(d.idempotency_key, d.id);
+    EXPECT_TRUE(IsMessageIdOf(d.idempotency_key, d.id)) << d.idempotency_key;
     if (auto it = acked.find(d.id); it != acked.end()) {
       EXPECT_EQ(d.fire_at_ms, it->second);
     }
@@ -148,12 +149,20 @@ TEST(ServerRecoveryTest, RestartWithALargeBacklogLoadsOnlyTheWindow) {
   ASSERT_TRUE(server->Start());
   ASSERT_TRUE(receiver.WaitFor(1, std::chrono::seconds(30)));
   const auto first = std::chrono::steady_clock::now() - start;
-  EXPECT_LT(first, std::chrono::seconds(5));
   ASSERT_TRUE(receiver.WaitFor(kNear, std::chrono::seconds(30)));
+  const auto all = std::chrono::steady_clock::now() - start;
+  std::printf("overdue after the restart: first delivered %lld ms, all %d %lld ms after Start\n",
+              static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(first).count()),
+              kNear,
+              static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(all).count()));
+  // docs/testing.md: the overdue ones (all of them) within 5 s.
+  EXPECT_LT(all, std::chrono::seconds(5));
   BlockingHttpClient client(server->address());
   EXPECT_EQ(Metric(client, "tickwheel_timers{state=\"pending\"}"), kFar);
-  // Only the window (nothing of the far backlog) is in memory.
-  EXPECT_LE(Metric(client, "tickwheel_timers_in_window"), kNear);
+  // Nothing of the far backlog is in memory: with the overdue ones
+  // delivered (the last outcome is recorded just after the receiver
+  // answered), the window (10 s; the far ones are due in an hour) is empty.
+  EXPECT_EQ(MetricSettlesTo(client, "tickwheel_timers_in_window", 0, std::chrono::seconds(5)), 0);
   for (const Delivery& d : receiver.deliveries()) EXPECT_EQ(d.id.rfind("near-", 0), 0u) << d.id;
   client.Call("GET", "/healthz");
   EXPECT_EQ(server->Terminate(), 0);

@@ -13,8 +13,10 @@
 #include <cstdio>
 #include <fstream>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -71,6 +73,20 @@ inline double Metric(server::BlockingHttpClient& client, const std::string& name
   return std::stod(text.substr(at + key.size()));
 }
 
+// The metric once it reads `want`, or its last reading when `within` ran
+// out: for a value the server updates just after the event a test waits
+// for (an attempt's outcome is recorded after the receiver answered).
+inline double MetricSettlesTo(server::BlockingHttpClient& client, const std::string& name,
+                              double want, std::chrono::milliseconds within) {
+  const auto deadline = std::chrono::steady_clock::now() + within;
+  double value = Metric(client, name);
+  while (value != want && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    value = Metric(client, name);
+  }
+  return value;
+}
+
 // {"id", "delay_ms", "target": {"url"}} with optional extras (a JSON object
 // body without braces, appended).
 inline std::string TimerBody(const std::string& id, std::int64_t delay_ms,
@@ -82,7 +98,19 @@ inline std::string TimerBody(const std::string& id, std::int64_t delay_ms,
   return body + "}";
 }
 
-inline const char* Binary() { return TICKWHEEL_BINARY; }
+// The tickwheel executable under test: this build's, or the one
+// $TICKWHEEL_TEST_BINARY names (to show that a test fails on an older build).
+inline const char* Binary() {
+  const char* other = std::getenv("TICKWHEEL_TEST_BINARY");
+  return other != nullptr && other[0] != '\0' ? other : TICKWHEEL_BINARY;
+}
+
+// Whether `key` (an Idempotency-Key, webhook-id or Nats-Msg-Id) is a
+// delivery id of timer `id`: "<id>:<created_ms>".
+inline bool IsMessageIdOf(const std::string& key, const std::string& id) {
+  return key.size() > id.size() + 1 && key.compare(0, id.size() + 1, id + ":") == 0 &&
+         key.find_first_not_of("0123456789", id.size() + 1) == std::string::npos;
+}
 
 // Runs `build/tickwheel ARGS` through the shell (stderr with stdout); its
 // exit status and output.

@@ -249,6 +249,14 @@ void MakeTimersInEveryState(const std::string& address, WebhookReceiver& receive
              "\"}},\"payload\":{\"order\":" + std::to_string(i) + ",\"tags\":[\"a\",\"é\"]}}";
   }
   ASSERT_EQ(Call(client, "POST", "/v1/timers:batch", "{\"timers\":[" + batch + "]}").status, 201);
+  // A schedule (its next occurrence, an hour away, is a pending timer) and
+  // a flow's settings go along too.
+  ASSERT_EQ(Call(client, "POST", "/v1/schedules",
+                 "{\"id\":\"hourly\",\"every_ms\":3600000,\"catch_up\":\"all\",\"target\":{\"url\":\"" +
+                     receiver.url() + "\",\"headers\":{\"X-Tenant\":\"s\"}},\"payload\":{\"r\":1}}")
+                .status,
+            201);
+  ASSERT_EQ(Call(client, "PUT", "/v1/flows/parked", R"({"rate_per_s":5,"paused":true})").status, 200);
   ASSERT_TRUE(WaitUntil([&] { return Count(client, "delivered") == 10 && Count(client, "failed") == 10; },
                         seconds(60)));
 }
@@ -272,10 +280,16 @@ TEST(ServerTransferTest, AnExportImportedIntoAFreshServerOrAPostgresNodeExportsT
   const std::string exported = dir.path() + "/source.jsonl";
   Tickwheel("export --server " + source.address() + " -o " + exported);
   const std::vector<std::string> lines = Lines(exported);
-  ASSERT_EQ(lines.size(), 62u);  // header, 60 timers, end
+  // header, 60 timers and the schedule's next occurrence, the schedule, the
+  // flow, end
+  ASSERT_EQ(lines.size(), 65u);
   boost::json::object header = Json(lines.front());
-  EXPECT_EQ(header.at("timers").as_int64(), 60);
+  EXPECT_EQ(header.at("timers").as_int64(), 61);
   EXPECT_EQ(header.at("store"), "embedded");
+  EXPECT_EQ(Json(lines[62]).at("kind"), "schedule");
+  EXPECT_EQ(Json(lines[62]).at("id"), "hourly");
+  EXPECT_EQ(Json(lines[63]).at("kind"), "flow");
+  EXPECT_EQ(Json(lines[63]).at("settings").at("paused"), true);
   EXPECT_EQ(lines.back(), R"({"kind":"end"})");
 
   PostgresServer postgres;
@@ -287,7 +301,7 @@ TEST(ServerTransferTest, AnExportImportedIntoAFreshServerOrAPostgresNodeExportsT
   ASSERT_TRUE(node.Start());
   for (ServerProcess* target : {&embedded, &node}) {
     const std::string out = Tickwheel("import --server " + target->address() + " --file " + exported);
-    EXPECT_NE(out.find("created 60, existing 0, conflicts 0"), std::string::npos) << out;
+    EXPECT_NE(out.find("created 63, existing 0, conflicts 0"), std::string::npos) << out;
     const std::string again = dir.path() + "/again-" + std::to_string(target->port()) + ".jsonl";
     Tickwheel("export --server " + target->address() + " -o " + again);
     EXPECT_EQ(Timers(again), Timers(exported)) << "diff " << exported << " " << again;
@@ -304,6 +318,16 @@ TEST(ServerTransferTest, AnExportImportedIntoAFreshServerOrAPostgresNodeExportsT
     JsonCall retried = Call(client, "POST", "/v1/timers:batch",
                             "{\"timers\":[" + TimerBody("done-1", 0, receiver.url()) + "]}");
     EXPECT_EQ(retried.status, 200) << retried.raw;
+    // The schedule goes on where it was (the same next occurrence); the
+    // flow is still paused, with its rate.
+    JsonCall hourly = Call(client, "GET", "/v1/schedules/hourly");
+    EXPECT_EQ(hourly.status, 200) << hourly.raw;
+    JsonCall parked = Call(client, "GET", "/v1/flows/parked");
+    EXPECT_EQ(parked.status, 200) << parked.raw;
+    EXPECT_EQ(parked.body.at("settings").at("paused"), true) << parked.raw;
+    // The same file again: nothing new (timers, schedule and flow).
+    const std::string twice = Tickwheel("import --server " + target->address() + " --file " + exported);
+    EXPECT_NE(twice.find("created 0, existing 63, conflicts 0"), std::string::npos) << twice;
   }
 }
 
@@ -418,6 +442,69 @@ TEST(ServerTransferTest, AnImportKilledHalfWayAndResumedDeliversEachTimerOnce) {
               static_cast<long long>(before), kTimers);
 }
 
+// ---- restoring the cluster's database ----
+
+// Every shard's lease epoch once `node` holds them all (empty if it did not
+// within a minute).
+std::vector<std::int64_t> Epochs(const ServerProcess& node, int shards) {
+  BlockingHttpClient client(node.address());
+  std::vector<std::int64_t> epochs;
+  WaitUntil(
+      [&] {
+        JsonCall c = Call(client, "GET", "/v1/cluster");
+        if (c.status != 200) return false;
+        epochs.clear();
+        for (const auto& l : c.body.at("leases").as_array()) {
+          if (!l.at("live").as_bool()) return false;
+          epochs.push_back(l.at("epoch").as_int64());
+        }
+        return static_cast<int>(epochs.size()) == shards;
+      },
+      seconds(60));
+  return epochs;
+}
+
+// pg_dump of a running cluster, restored after later leases were handed
+// out: the restored leases hold epochs a node may still have in memory (a
+// node paused through the restore, or another process with the same node
+// id); the epochs handed out after the restore are above all of them, so
+// such a node's fenced writes cannot match.
+TEST(ServerTransferTest, ARestoredClusterDatabaseNeverHandsOutAnEpochAgain) {
+  TempDir dir;
+  PostgresServer postgres;
+  ASSERT_TRUE(postgres.ok()) << postgres.log();
+  std::string base = postgres.url();
+  base = base.substr(0, base.rfind('/') + 1);
+  const std::string bin = "/usr/lib/postgresql/15/bin/";
+  ASSERT_EQ(std::system((bin + "createdb -d " + base + "postgres timers").c_str()), 0);
+  const std::string url = base + "timers";
+  constexpr int kShards = 8;
+  ServerProcess node(Binary(), dir.path() + "/node",
+                     {"--postgres", url, "--node-id", "n0", "--shards", std::to_string(kShards),
+                      "--lease", "2s", "--pause-delivery"});
+  ASSERT_TRUE(node.Start());
+  ASSERT_EQ(Epochs(node, kShards).size(), static_cast<std::size_t>(kShards));
+  BlockingHttpClient client(node.address());
+  ASSERT_EQ(Call(client, "POST", "/v1/timers", TimerBody("kept", 3'600'000, "http://127.0.0.1:9/x")).status,
+            201);
+  const std::string dump = dir.path() + "/timers.dump";
+  ASSERT_EQ(std::system((bin + "pg_dump -Fc -f " + dump + " -d " + url).c_str()), 0);
+  // Later leases: each restart hands the shards over and takes them again.
+  std::int64_t latest = 0;
+  for (int restart = 0; restart < 2; ++restart) {
+    ASSERT_EQ(node.Terminate(), 0);
+    ASSERT_TRUE(node.Start());
+    for (std::int64_t e : Epochs(node, kShards)) latest = std::max(latest, e);
+  }
+  ASSERT_EQ(node.Terminate(), 0);
+  ASSERT_EQ(std::system((bin + "pg_restore --clean --if-exists -d " + url + " " + dump).c_str()), 0);
+  ASSERT_TRUE(node.Start());
+  const std::vector<std::int64_t> after = Epochs(node, kShards);
+  ASSERT_EQ(after.size(), static_cast<std::size_t>(kShards));
+  for (std::int64_t e : after) EXPECT_GT(e, latest);
+  EXPECT_EQ(State(Call(client, "GET", "/v1/timers/kept")), "pending");
+}
+
 // ---- the move ----
 
 TEST(ServerTransferTest, MovingFromTheEmbeddedStoreToAClusterDeliversEveryTimerOnceNoneEarly) {
@@ -444,6 +531,15 @@ TEST(ServerTransferTest, MovingFromTheEmbeddedStoreToAClusterDeliversEveryTimerO
     std::lock_guard lock(mutex);
     return current;
   };
+  // A schedule fires every second throughout, and a flow's settings (a
+  // paused flow no timer uses) must come along.
+  BlockingHttpClient old_client(old.address());
+  ASSERT_EQ(Call(old_client, "POST", "/v1/schedules",
+                 "{\"id\":\"tick\",\"every_ms\":1000,\"catch_up\":\"all\",\"target\":{\"url\":\"" +
+                     receiver.url() + "\"}}")
+                .status,
+            201);
+  ASSERT_EQ(Call(old_client, "PUT", "/v1/flows/parked", R"({"paused":true})").status, 200);
   Creators creators(address, receiver.url(), 3, 200, 5000, milliseconds(3));
   ASSERT_TRUE(WaitUntil([&] { return receiver.count() >= 300; }, seconds(60)));
 
@@ -465,7 +561,8 @@ TEST(ServerTransferTest, MovingFromTheEmbeddedStoreToAClusterDeliversEveryTimerO
   for (auto& node : nodes) Tickwheel("delivery resume --server " + node->address());
   boost::json::object header = Json(Lines(file).front());
   const std::int64_t exported = header.at("timers").as_int64();
-  EXPECT_NE(imported.find("created " + Grouped(exported) + ", existing 0, conflicts 0"),
+  // Its timers, the schedule and the flow.
+  EXPECT_NE(imported.find("created " + Grouped(exported + 2) + ", existing 0, conflicts 0"),
             std::string::npos)
       << imported;
   BlockingHttpClient cluster(nodes[0]->address());
@@ -478,19 +575,39 @@ TEST(ServerTransferTest, MovingFromTheEmbeddedStoreToAClusterDeliversEveryTimerO
   // Clients go on a little, then every acknowledged timer must arrive.
   std::this_thread::sleep_for(seconds(2));
   creators.Stop();
+  EXPECT_EQ(Call(cluster, "GET", "/v1/flows/parked").body.at("settings").at("paused"), true);
+  // The schedule fired on the cluster too; then it stops.
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        for (const Delivery& d : receiver.deliveries()) {
+          if (d.id.rfind("tick@", 0) == 0 && d.fire_at_ms > header.at("taken_ms").as_int64()) return true;
+        }
+        return false;
+      },
+      seconds(30)));
+  ASSERT_EQ(Call(cluster, "DELETE", "/v1/schedules/tick").status, 200);
   const std::map<std::string, std::int64_t> acked = creators.acked();
   ASSERT_TRUE(WaitUntil(
       [&] {
         std::set<std::string> seen;
-        for (const Delivery& d : receiver.deliveries()) seen.insert(d.id);
+        for (const Delivery& d : receiver.deliveries()) {
+          if (acked.count(d.id)) seen.insert(d.id);
+        }
         return seen.size() >= acked.size();
       },
       seconds(60)));
   std::this_thread::sleep_for(seconds(1));  // a duplicate would come now
   std::map<std::string, int> times;
   std::size_t early = 0, unknown = 0, twice = 0;
+  std::set<std::int64_t> ticks;  // the schedule's nominal times delivered
+  std::size_t ticks_early = 0;
   for (const Delivery& d : receiver.deliveries()) {
     ++times[d.id];
+    if (d.id.rfind("tick@", 0) == 0) {
+      ticks.insert(d.fire_at_ms);
+      if (d.received_ms < d.fire_at_ms) ++ticks_early;
+      continue;
+    }
     auto it = acked.find(d.id);
     if (it == acked.end()) {
       ++unknown;  // answered 201 after the clients stopped counting
@@ -505,6 +622,14 @@ TEST(ServerTransferTest, MovingFromTheEmbeddedStoreToAClusterDeliversEveryTimerO
   EXPECT_EQ(twice, 0u);
   EXPECT_EQ(early, 0u);
   EXPECT_EQ(unknown, 0u);
+  // Each of the schedule's times from its first to its last delivered
+  // once (before, during and after the move), none early.
+  ASSERT_FALSE(ticks.empty());
+  EXPECT_EQ(static_cast<std::int64_t>(ticks.size()),
+            (*ticks.rbegin() - *ticks.begin()) / 1000 + 1)
+      << "a nominal time was skipped";
+  EXPECT_EQ(ticks_early, 0u);
+  std::printf("[move] schedule: %zu times delivered once each across the move\n", ticks.size());
   std::printf("[move] %zu timers (%lld moved), each delivered once, none early; creates refused "
               "for %.2f s (%zu 503 answers retried)\n",
               acked.size(), static_cast<long long>(exported), seconds_without_creates,

@@ -39,6 +39,7 @@ inline TimerRecord Record(const std::string& id, std::int64_t due,
   r.fire_at_ms = due;
   r.due_ms = due;
   r.target = "http://127.0.0.1:1/x";
+  r.flow = "127.0.0.1:1";
   r.payload = R"({"a":1})";
   return r;
 }

@@ -8,6 +8,7 @@
 #include "api/list_query.h"
 #include "api/timer_json.h"
 #include "api/timer_request.h"
+#include "timer/flow_key.h"
 
 namespace tickwheel::server {
 namespace {
@@ -135,7 +136,13 @@ TEST(TimerRequestTest, ARepeatedCreateMatchesALegacyRecordByItsContent) {
   legacy.payload = R"({"a":2,"b":1})";
   legacy.max_attempts = 3;
   legacy.backoff_ms = 7;
+  legacy.flow = DefaultFlowKey(legacy.target);  // as DecodeRecord gives it one
   EXPECT_TRUE(SameCreate(legacy, *spec));
+  // Naming another flow is another request.
+  Result<TimerSpec> flowed = Spec(R"({"id":"a","delay_ms":5,"target":{"url":"http://h/"},"flow":"x",
+                                      "payload":{"b":1,"a":2},"retry":{"max_attempts":3,"backoff_ms":7}})");
+  ASSERT_TRUE(flowed.ok());
+  EXPECT_FALSE(SameCreate(legacy, *flowed));
   legacy.payload = R"({"a":2,"b":2})";
   EXPECT_FALSE(SameCreate(legacy, *spec));
 }

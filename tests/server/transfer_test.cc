@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "api/transfer_json.h"
+#include "schedule/schedule_record.h"
 #include "store/pg_connection.h"
 #include "store/record_codec.h"
 #include "store_test_util.h"
@@ -167,6 +168,111 @@ TEST_P(TransferTest, ASnapshotSeesTheStoreAsOfWhenItWasTaken) {
   EXPECT_EQ(after[1].state, TimerState::kCancelled);
 }
 
+ScheduleRecord Schedule(const std::string& id, std::uint8_t digest, std::int64_t planned_until) {
+  ScheduleRecord r;
+  r.id = id;
+  r.spec.every_ms = 60'000;
+  r.target = "http://127.0.0.1:1/hook";
+  r.payload = R"({"n":1})";
+  r.digest[0] = digest;
+  r.created_ms = 1'000;
+  r.planned_until_ms = planned_until;
+  return r;
+}
+
+// Schedules and flow settings are in the snapshot as of when it was taken,
+// and an import creates the missing ones and overwrites none.
+TEST_P(TransferTest, SchedulesAndFlowSettingsComeFromTheSnapshotAndImportWithoutOverwriting) {
+  ASSERT_NE(store_, nullptr);
+  const ScheduleRow a = EncodeSchedule(Schedule("sched-a", 1, 60'000));
+  const ScheduleRow b = EncodeSchedule(Schedule("sched-b", 2, 120'000));
+  Apply(*store_, {ScheduleKey("sched-a"), ScheduleKey("sched-b")}, [&](StoreTxn& txn) {
+    txn.PutSchedule(std::nullopt, a);
+    txn.PutSchedule(std::nullopt, b);
+  });
+  auto set = [&](const std::string& flow, const std::string& bytes) {
+    Result<std::optional<std::string>> r = store_->UpdateFlowSettings(
+        flow, [&](const std::optional<std::string>&) -> Result<std::optional<std::string>> {
+          return std::optional<std::string>(bytes);
+        });
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+  };
+  FlowSettings paused;
+  paused.paused = true;
+  paused.rate_per_s = 5;
+  paused.updated_ms = 3'000;
+  set("api.example.com:443", EncodeFlowSettings(paused));
+  Result<std::unique_ptr<StoreSnapshot>> snapshot = store_->Snapshot();
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status().ToString();
+  // Changed after the snapshot: a schedule planned further, one more flow.
+  const ScheduleRow a_later = EncodeSchedule(Schedule("sched-a", 1, 180'000));
+  Apply(*store_, {ScheduleKey("sched-a")}, [&](StoreTxn& txn) { txn.PutSchedule(a, a_later); });
+  set("other:80", EncodeFlowSettings(FlowSettings{}));
+  Result<StoreSnapshot::Rest> rest = (*snapshot)->SchedulesAndFlows();
+  ASSERT_TRUE(rest.ok()) << rest.status().ToString();
+  EXPECT_EQ(rest->schedules, (std::vector<ScheduleRow>{a, b}));
+  ASSERT_EQ(rest->flows.size(), 1u);
+  EXPECT_EQ(rest->flows[0].first, "api.example.com:443");
+  Result<FlowSettings> read = DecodeFlowSettings("api.example.com:443", rest->flows[0].second);
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(*read, paused);
+  (*snapshot).reset();
+
+  // Imported into another store: created; again: existing; a schedule of
+  // the same id made by another create: a conflict, left as it was.
+  std::unique_ptr<TimerStore> other = Open();
+  ASSERT_NE(other, nullptr);
+  auto import = [&](std::vector<ScheduleRow> rows) {
+    auto batch = std::make_shared<ImportBatch>();
+    batch->schedules = std::move(rows);
+    Status s = Write(*other, batch->ids(), ImportMutation(batch));
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return batch->schedule_outcomes;
+  };
+  EXPECT_EQ(import(rest->schedules),
+            (std::vector<ImportOutcome>{ImportOutcome::kCreated, ImportOutcome::kCreated}));
+  EXPECT_EQ(import(rest->schedules),
+            (std::vector<ImportOutcome>{ImportOutcome::kExisting, ImportOutcome::kExisting}));
+  // The same create further along its recurrence is the same schedule.
+  EXPECT_EQ(import({a_later}), std::vector<ImportOutcome>{ImportOutcome::kExisting});
+  const ScheduleRow impostor = EncodeSchedule(Schedule("sched-b", 9, 0));
+  EXPECT_EQ(import({impostor}), std::vector<ImportOutcome>{ImportOutcome::kConflict});
+  Result<std::optional<ScheduleRow>> kept = other->GetSchedule("sched-b");
+  ASSERT_TRUE(kept.ok());
+  ASSERT_TRUE(kept->has_value());
+  EXPECT_EQ(**kept, b);
+  Result<std::optional<ScheduleRow>> first = other->GetSchedule("sched-a");
+  ASSERT_TRUE(first.ok() && first->has_value());
+  EXPECT_EQ(**first, a);  // as exported, not as changed after the snapshot
+  other->Close();
+}
+
+// The export lines of a schedule and a flow read back as what was stored.
+TEST(TransferJsonTest, ScheduleAndFlowLinesReadBackAsStored) {
+  ScheduleRecord s = Schedule("nightly", 4, 86'400'000);
+  s.headers = {{"Authorization", "Bearer x"}};
+  const ScheduleRow row = EncodeSchedule(s);
+  std::string line = ExportScheduleLine(row);
+  ASSERT_EQ(line.back(), '\n');
+  line.pop_back();
+  Result<ImportLine> parsed = ParseImportLine(line, ApiLimits{}, 0);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->kind, ImportLine::Kind::kSchedule);
+  EXPECT_EQ(parsed->schedule, row);
+  EXPECT_NE(line.find(R"("Authorization":"Bearer x")"), std::string::npos) << line;  // readable too
+  FlowSettings f;
+  f.max_in_flight = 3;
+  f.paused = true;
+  f.updated_ms = 77;
+  std::string flow = ExportFlowLine("q.example:443", EncodeFlowSettings(f));
+  flow.pop_back();
+  Result<ImportLine> back = ParseImportLine(flow, ApiLimits{}, 0);
+  ASSERT_TRUE(back.ok()) << back.status().ToString() << " " << flow;
+  EXPECT_EQ(back->kind, ImportLine::Kind::kFlow);
+  EXPECT_EQ(back->flow_key, "q.example:443");
+  EXPECT_EQ(back->flow_settings, f);
+}
+
 TEST_P(TransferTest, ASnapshotPageKeepsTheStatesAskedForWithinTheScanBudget) {
   ASSERT_NE(store_, nullptr);
   constexpr std::size_t kMany = StoreSnapshot::kPageScanBudget + 20;
@@ -214,13 +320,13 @@ TEST_P(TransferTest, AnImportRestoresEachStateAndOverwritesNothing) {
   // found by the retention from when they finished.
   std::vector<int> shards(static_cast<std::size_t>(store_->shard_count()));
   for (int i = 0; i < store_->shard_count(); ++i) shards[static_cast<std::size_t>(i)] = i;
-  Result<std::vector<DueEntry>> due = store_->ScanDue(shards, {INT64_MIN, ""}, INT64_MAX, 100);
+  Result<DueScan> due = store_->ScanDue(shards, {INT64_MIN, "", ""}, INT64_MAX, 100);
   ASSERT_TRUE(due.ok());
   std::vector<DueEntry> scheduled;
   for (const TimerRecord& r : timers) {
-    if (IsScheduled(r.state)) scheduled.push_back({r.due_ms, r.id});
+    if (IsScheduled(r.state)) scheduled.push_back({r.due_ms, r.id, r.flow});
   }
-  EXPECT_EQ(*due, scheduled);
+  EXPECT_EQ(due->entries, scheduled);
   Result<std::vector<std::string>> old = store_->FinishedBefore(TimerState::kDelivered, 2'005, 10);
   ASSERT_TRUE(old.ok());
   EXPECT_EQ(*old, (std::vector<std::string>{"t002", "t007"}));
@@ -390,7 +496,12 @@ TEST(TransferJsonTest, ABadLineNamesItsField) {
   const std::string ok =
       R"("id":"a","fire_at_ms":100,"target":{"url":"http://h/x"},"retry":{"max_attempts":3,"backoff_ms":10})";
   const Case cases[] = {
-      {R"({"kind":"schedule","id":"s"})", "unsupported_kind", "kind"},
+      {R"({"kind":"bucket","id":"s"})", "unsupported_kind", "kind"},
+      {R"({"kind":"schedule","id":"s"})", "missing_field", "record"},
+      {R"({"kind":"schedule","id":"s","record":"AAAA"})", "invalid_value", "record"},
+      {R"({"kind":"schedule","id":"s@1","record":"AAAA"})", "invalid_id", "id"},
+      {R"({"kind":"flow","key":"k"})", "missing_field", "settings"},
+      {R"({"kind":"flow","key":"k","settings":{"rate_per_s":"x"}})", "invalid_value", "settings"},
       {R"({"id":"a","fire_at_ms":100,"target":{"url":"http://h/x"}})", "missing_field", "state"},
       {R"({"state":"pending","fire_at_ms":100,"target":{"url":"http://h/x"}})", "missing_field", "id"},
       {R"({"state":"asleep","id":"a","fire_at_ms":100,"target":{"url":"http://h/x"}})", "invalid_value", "state"},

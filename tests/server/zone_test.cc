@@ -14,7 +14,7 @@
 
 #include "schedule/posix_time_zone.h"
 
-namespace tickwheel::server::internal {
+namespace tickwheel::server::recurrence_internal {
 namespace {
 
 using Kind = Zone::Resolved::Kind;
@@ -266,4 +266,4 @@ TEST(PosixTimeZoneTest, EveryFooterOfTheSystemDatabaseMatchesItsListedTransition
 }
 
 }  // namespace
-}  // namespace tickwheel::server::internal
+}  // namespace tickwheel::server::recurrence_internal

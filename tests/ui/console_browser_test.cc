@@ -52,7 +52,12 @@ class FlakyReceiver {
     });
   }
   std::string base() const { return "http://127.0.0.1:" + std::to_string(receiver_.port()); }
-  std::size_t count() const { return receiver_.count(); }
+  // Every delivery that arrived: (path, timer id) -> how many times.
+  std::map<std::pair<std::string, std::string>, int> Received() const {
+    std::map<std::pair<std::string, std::string>, int> out;
+    for (const Delivery& d : receiver_.deliveries()) ++out[{d.path, d.id}];
+    return out;
+  }
 
  private:
   std::mutex mutex_;
@@ -87,7 +92,21 @@ TEST(ConsoleBrowserTest, EmbeddedStoreWithTokens) {
                                               {"TW_RECEIVER", receiver.base()}}),
             0)
       << server.log();
-  EXPECT_GT(receiver.count(), 0u);
+  // What embedded.mjs makes fire, each exactly so often (its ids end in
+  // "-<run>"): at /ok, fire1-3 and the console's test timer "made", once
+  // each, and any other timer to /ok once; at /flaky, dl1-dl4 twice (failing)
+  // and once more after their bulk retry, "other" twice and never again.
+  std::map<std::string, int> ok, flaky;
+  for (const auto& [where, times] : receiver.Received()) {
+    const std::string name = where.second.substr(0, where.second.rfind('-'));
+    (where.first == "/ok" ? ok : flaky)[name] += times;
+    EXPECT_TRUE(where.first == "/ok" || where.first == "/flaky") << where.first;
+    if (where.first == "/ok") EXPECT_EQ(times, 1) << where.second << " at /ok";
+  }
+  for (const char* name : {"fire1", "fire2", "fire3", "made"}) EXPECT_EQ(ok[name], 1) << name;
+  const std::map<std::string, int> expected_flaky = {
+      {"dl1", 3}, {"dl2", 3}, {"dl3", 3}, {"dl4", 3}, {"other", 2}};
+  EXPECT_EQ(flaky, expected_flaky);
   EXPECT_EQ(server.Terminate(), 0) << server.log();
 }
 
@@ -96,13 +115,21 @@ TEST(ConsoleBrowserTest, ClusterViewOnPostgres) {
   TempDir dir;
   PostgresServer postgres;
   ASSERT_TRUE(postgres.ok()) << postgres.log();
+  WebhookReceiver receiver;
   ServerProcess node(Binary(), dir.path() + "/unused",
                      {"--ui", "--postgres", postgres.url(), "--shards", "16", "--node-id",
                       "console-node-a", "--lease", "2s"});
   ASSERT_TRUE(node.Start());
-  EXPECT_EQ(RunBrowserScript("cluster.mjs", {{"TW_URL", node.url()}, {"TW_NODE", "console-node-a"}}),
+  EXPECT_EQ(RunBrowserScript("cluster.mjs", {{"TW_URL", node.url()},
+                                             {"TW_NODE", "console-node-a"},
+                                             {"TW_RECEIVER", receiver.url("/pg")}}),
             0)
       << node.log();
+  // cluster.mjs's one timer due soon, delivered once.
+  const std::vector<Delivery> got = receiver.deliveries();
+  ASSERT_EQ(got.size(), 1u) << node.log();
+  EXPECT_EQ(got[0].id, "pg-2");
+  EXPECT_GE(got[0].received_ms, got[0].fire_at_ms);
   EXPECT_EQ(node.Terminate(), 0) << node.log();
 }
 

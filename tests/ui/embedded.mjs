@@ -129,6 +129,69 @@ await steps([
     await page.locator('.page-head .state-delivered').waitFor();
   }],
 
+  ['schedules: listed; a schedule page shows its next times here and in its zone and its last occurrences; an admin pauses, resumes and triggers it', async () => {
+    const ny = id('ny-report');
+    const tick = id('tick');
+    assert.equal((await call('POST', '/v1/schedules', {
+      id: ny, cron: '0 9 * * MON-FRI', time_zone: 'America/New_York', target: { url: `${receiver}/ok` }, payload: { report: 'daily' },
+    }, admin)).status, 201);
+    assert.equal((await call('POST', '/v1/schedules', { id: tick, every_ms: 1000, target: { url: `${receiver}/ok` } }, admin)).status, 201);
+    await page.goto(`${server}/ui/#/schedules`);
+    await page.getByRole('heading', { name: 'Schedules' }).waitFor();
+    await page.getByRole('link', { name: ny }).waitFor();
+    await page.getByRole('cell', { name: '0 9 * * MON-FRI (America/New_York)' }).waitFor();
+    await page.getByRole('cell', { name: 'every 1 s' }).waitFor();
+    await shot(page, 'schedules');
+    await page.getByRole('link', { name: ny }).click();
+    await page.getByRole('heading', { name: ny }).waitFor();
+    // Ten weekday 09:00s in New York, each shown in Berlin (the browser's zone) too.
+    const local = await page.locator('#h-next + * tbody tr td:nth-child(2)').allTextContents();
+    assert.equal(local.length, 10);
+    for (const text of local) assert.match(text, /^\d{4}-\d\d-\d\dT09:00:00-0[45]:00 E[SD]T$/);
+    const here = await page.locator('#h-next + * tbody tr td:nth-child(1) time').first().getAttribute('title');
+    assert.match(here, /\(Europe\/Berlin\)$/);
+    const first = (await call('GET', `/v1/schedules/${ny}?next=1`, undefined, admin)).body.next[0];
+    assert.equal(await page.locator('#h-next + * tbody tr td:nth-child(3)').first().textContent(), first.utc);
+    // Pause and resume, each confirmed.
+    await page.getByRole('button', { name: 'Pause…' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Pause', exact: true }).click();
+    await page.locator('.page-head .schedule-paused').waitFor();
+    assert.equal((await call('GET', `/v1/schedules/${ny}`, undefined, admin)).body.state, 'paused');
+    await page.getByText('Next fire times (once resumed)').waitFor();
+    await page.getByRole('button', { name: 'Resume…' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Resume', exact: true }).click();
+    await page.locator('.page-head .schedule-active').waitFor();
+    assert.equal((await call('GET', `/v1/schedules/${ny}`, undefined, admin)).body.state, 'active');
+    // Trigger now: one occurrence, delivered, shown among the last ones.
+    await page.getByRole('button', { name: 'Trigger now…' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Trigger now', exact: true }).click();
+    const toast = page.getByText(new RegExp(`^Triggered ${ny}@\\d+\\.$`));
+    await toast.waitFor();
+    const triggered = (await toast.textContent()).slice('Triggered '.length, -1);
+    // Among the last occurrences (the planned one, a weekday 09:00, is newer).
+    const occurrence = page.locator('#h-last + * tbody tr', { has: page.getByRole('link', { name: triggered, exact: true }) });
+    await occurrence.waitFor();
+    await occurrence.locator('.state-delivered').waitFor();
+    await occurrence.getByRole('cell', { name: '200', exact: true }).waitFor();
+    const after = (await call('GET', `/v1/schedules/${ny}`, undefined, admin)).body;
+    assert.equal(after.counts.triggered, 1);
+    assert.equal(after.counts.fired, 1);
+    assert.equal(after.occurrences, 0, 'the recurrence itself has not fired');
+    await shot(page, 'schedule');
+    // The every-second schedule: its occurrences appear as they fire, and
+    // each one's page is a timer's.
+    await page.goto(`${server}/ui/#/schedule/${tick}`);
+    await page.getByRole('heading', { name: tick }).waitFor();
+    await until('3 delivered occurrences', async () => (await page.locator('#h-last + * tbody .state-delivered').count()) >= 3);
+    const link = page.locator('#h-last + * tbody tr', { has: page.locator('.state-delivered') }).first().getByRole('link');
+    const href = await link.getAttribute('href');
+    assert.match(href, new RegExp(`^#/timer/${tick}%40\\d+$`));
+    await page.goto(`${server}/ui/${href}`);
+    await page.getByRole('heading', { name: new RegExp(`^${tick}@\\d+$`) }).waitFor();
+    await page.locator('.page-head .state-delivered').waitFor();
+    assert.equal((await call('DELETE', `/v1/schedules/${tick}`, undefined, admin)).status, 200);
+  }],
+
   ['search by id, id prefix and target host', async () => {
     await page.goto(`${server}/ui/#/timers?state=delivered`);
     await page.getByLabel('Id or id prefix').fill('fire');
@@ -169,6 +232,61 @@ await steps([
     assert.equal(await state(id('other')), 'failed', 'the filter left the other dead letter alone');
   }],
 
+  ['flows: listed with their last minute; an admin sets limits, pauses, resumes and resets', async () => {
+    const flow = id('ui-flow');
+    const row = () => page.getByRole('row').filter({ hasText: flow });
+    for (let i = 0; i < 3; i += 1) {
+      assert.equal((await create(id(`flowed${i}`), 300, '/ok', { flow })).status, 201);
+    }
+    await until('the flow\'s timers delivered', async () => (await state(id('flowed2'))) === 'delivered');
+    await page.goto(`${server}/ui/#/flows`);
+    await page.getByRole('heading', { name: 'Flows' }).waitFor();
+    // Columns: flow, limits, state, due, in flight, sent, delivered, throttled.
+    const cell = (n) => row().getByRole('cell').nth(n).textContent();
+    await until('the flow listed with 3 delivered', async () =>
+      (await row().count()) === 1 && (await cell(6)) === '3');
+    assert.match(await cell(0), /defaults/);
+    assert.equal(await cell(1), 'no limit');
+    assert.equal(await cell(2), 'sending');
+    await row().getByRole('button', { name: `Set the limits of ${flow}` }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByLabel('Rate (attempts a second)').fill('5');
+    await dialog.getByLabel('Max in flight').fill('2');
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await row().getByText('5/s (burst 1), 2 at once').waitFor();
+    const stored = (await call('GET', `/v1/flows/${flow}`, undefined, admin)).body;
+    assert.equal(stored.settings.rate_per_s, 5);
+    assert.equal(stored.max_in_flight, 2);
+    await row().getByRole('button', { name: `Pause ${flow}` }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Pause' }).click();
+    await row().getByText('paused').waitFor();
+    for (let i = 0; i < 2; i += 1) {
+      assert.equal((await create(id(`held${i}`), 0, '/ok', { flow })).status, 201);
+    }
+    await until('the held timers counted as due', async () => (await cell(3)) === '2');
+    assert.equal(await state(id('held0')), 'pending');
+    await shot(page, 'flows');
+    await row().getByRole('button', { name: `Resume ${flow}` }).click();
+    await until('the held timers delivered after the resume', async () =>
+      (await state(id('held0'))) === 'delivered' && (await state(id('held1'))) === 'delivered');
+    await row().getByRole('button', { name: `Reset ${flow} to the defaults` }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Reset' }).click();
+    await row().getByText('no limit').waitFor();
+    assert.equal((await call('GET', `/v1/flows/${flow}`, undefined, admin)).body.configured, false);
+  }],
+
+  ['flows: a bad limit is refused in the form, naming it', async () => {
+    await page.goto(`${server}/ui/#/flows`);
+    await page.getByRole('button', { name: 'Set a flow…' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByLabel('Flow', { exact: true }).fill(id('ui-bad'));
+    await dialog.getByLabel('Rate (attempts a second)').fill('-3');
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await dialog.getByText('The rate must be a number above 0').waitFor();
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    assert.equal((await call('GET', `/v1/flows/${id('ui-bad')}`, undefined, admin)).body.configured, false);
+  }],
+
   ['a read token gets a read-only console, and the server refuses its writes', async () => {
     const ro = await newPage(context); // a new tab: its own sessionStorage
     await signIn(ro, read);
@@ -179,6 +297,11 @@ await steps([
     await ro.goto(`${server}/ui/#/dead-letters`);
     await ro.getByText(/dead letters in all/).waitFor();
     assert.equal(await ro.getByRole('button', { name: /Retry|Delete/ }).count(), 0);
+    await ro.goto(`${server}/ui/#/schedule/${id('ny-report')}`);
+    await ro.getByRole('heading', { name: id('ny-report') }).waitFor();
+    await ro.locator('#h-next + * tbody tr').first().waitFor();
+    assert.equal(await ro.getByRole('button', { name: /Pause|Resume|Trigger/ }).count(), 0);
+    assert.equal((await call('POST', `/v1/schedules/${id('ny-report')}:pause`, {}, read)).status, 403);
     await ro.goto(`${server}/ui/#/timers`);
     await ro.getByRole('heading', { name: 'Timers' }).waitFor();
     assert.equal(await ro.getByRole('button', { name: 'New test timer' }).count(), 0);
@@ -191,6 +314,10 @@ await steps([
     assert.equal(await state(id('other')), 'failed');
     const bulk = await call('POST', '/v1/timers:delete-failed', {}, read);
     assert.equal(bulk.status, 403);
+    await ro.goto(`${server}/ui/#/flows`);
+    await ro.getByRole('heading', { name: 'Flows' }).waitFor();
+    assert.equal(await ro.getByRole('button', { name: /Pause|Resume|Set|Reset/ }).count(), 0);
+    assert.equal((await call('PUT', `/v1/flows/${id('ui-flow')}`, { rate_per_s: 1 }, read)).status, 403);
     await ro.close();
   }],
 
@@ -213,9 +340,17 @@ await steps([
       await page.getByRole('heading', { name: 'Overview' }).waitFor();
       return (await page.locator('.chart svg').count()) === 4; // two points or more in each
     }, 40000);
+    // Nothing is due by now (what is pending fires in an hour or in 2035):
+    // the page, reloaded after /v1/stats answered, shows the same figures.
     const stats = (await call('GET', '/v1/stats', undefined, admin)).body;
-    const failed = page.locator('a.stat.s-failed .card-value');
-    assert.equal(await failed.textContent(), String(stats.counts.failed));
+    await page.reload();
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    for (const s of ['pending', 'delivering', 'delivered', 'failed', 'cancelled']) {
+      assert.equal(await page.locator(`a.stat.s-${s} .card-value`).textContent(), String(stats.counts[s]), s);
+    }
+    const due = page.locator('section[aria-labelledby="h-due"] .card-value');
+    assert.deepEqual(await due.allTextContents(),
+      [stats.due.minute, stats.due.hour, stats.due.day].map(String), 'due in a minute, an hour, a day');
     await shot(page, 'overview', { fullPage: true });
   }],
 

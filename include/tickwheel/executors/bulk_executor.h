@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <utility>
@@ -36,6 +37,16 @@ struct BulkExecutorOptions {
 // (batches do not overlap unless concurrent_batches), Wait covers every
 // earlier Add, a batch that throws is reported and the executor goes on, and
 // the destructor executes what is left.
+//
+// Locks: `execute` and on_error run under no lock of the executor, and a
+// batch's tasks are destroyed after it ran, under none; only a task's move
+// constructor (and the destructor of a moved-from task) runs under it.
+// Out of memory (std::bad_alloc): Add throws only if the task was not
+// stored, or if the flusher thread could not start (std::system_error too;
+// the task is stored and runs with the next flush); Flush and Wait throw
+// with the buffered tasks as they were; the flusher thread reports to
+// on_error and tries again at its next tick; the destructor never fails
+// (PeriodicalExecutor's guarantees).
 //
 // Thread safety: every method may be called from any thread; Add also from
 // inside `execute`.
@@ -71,6 +82,9 @@ class BulkExecutor {
   void Wait() { executor_.Wait(); }
 
   bool flusher_running() const { return executor_.flusher_running(); }
+  // Calls of `execute` that threw (each reported to on_error), since
+  // construction.
+  std::uint64_t callback_errors() const { return executor_.callback_errors(); }
 
  private:
   static constexpr const char* kName = "BulkExecutor";
@@ -83,7 +97,9 @@ class BulkExecutor {
     Container(BulkExecutor::Execute execute, std::size_t max_tasks)
         : execute_(std::move(execute)), max_tasks_(max_tasks) {}
 
-    bool AddTask(T task) {
+    // By rvalue reference: a task that push_back could not store stays in
+    // Add's frame and is destroyed after the executor's lock.
+    bool AddTask(T&& task) {
       tasks_.push_back(std::move(task));
       return tasks_.size() >= max_tasks_;
     }

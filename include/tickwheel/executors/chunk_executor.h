@@ -37,7 +37,8 @@ struct ChunkExecutorOptions {
 // ticks, Flush, Wait and the destructor take smaller batches. The guarantees
 // are PeriodicalExecutor's: every task executed exactly once, in the order
 // added; Wait covers every earlier Add; a throwing batch is reported and the
-// executor goes on; the destructor executes what is left.
+// executor goes on; the destructor executes what is left. Its lock and
+// out-of-memory guarantees are BulkExecutor's.
 //
 // Thread safety: every method may be called from any thread; Add also from
 // inside `execute`.
@@ -74,6 +75,9 @@ class ChunkExecutor {
   void Wait() { executor_.Wait(); }
 
   bool flusher_running() const { return executor_.flusher_running(); }
+  // Calls of `execute` that threw (each reported to on_error), since
+  // construction.
+  std::uint64_t callback_errors() const { return executor_.callback_errors(); }
 
  private:
   static constexpr const char* kName = "ChunkExecutor";
@@ -91,7 +95,9 @@ class ChunkExecutor {
     Container(ChunkExecutor::Execute execute, std::size_t max_bytes)
         : execute_(std::move(execute)), max_bytes_(max_bytes) {}
 
-    bool AddTask(Chunk chunk) {
+    // By rvalue reference: a task that push_back could not store stays in
+    // Add's frame and is destroyed after the executor's lock.
+    bool AddTask(Chunk&& chunk) {
       tasks_.push_back(std::move(chunk.task));
       // Saturates instead of wrapping around on absurd sizes.
       bytes_ += std::min(chunk.bytes, SIZE_MAX - bytes_);

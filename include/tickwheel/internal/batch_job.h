@@ -23,6 +23,18 @@ class BatchJob {
            std::is_invocable_v<std::decay_t<F>&>) explicit BatchJob(F&& f)
       : impl_(std::make_unique<Impl<std::decay_t<F>>>(std::forward<F>(f))) {}
 
+  // Makes this job own an F built from `args`, and returns it, for the
+  // caller to fill in before the job runs: the job's allocation can come
+  // before what it will own is taken from where it was. Throws
+  // std::bad_alloc with this job unchanged.
+  template <typename F, typename... Args>
+  requires std::is_invocable_v<F&> F& Emplace(Args&&... args) {
+    auto impl = std::make_unique<Impl<F>>(std::forward<Args>(args)...);
+    F& f = impl->f;
+    impl_ = std::move(impl);
+    return f;
+  }
+
   explicit operator bool() const { return impl_ != nullptr; }
 
   // REQUIRES: not empty. Runs the callable (which may throw).
@@ -35,8 +47,8 @@ class BatchJob {
   };
   template <typename F>
   struct Impl final : Base {
-    template <typename G>
-    explicit Impl(G&& g) : f(std::forward<G>(g)) {}
+    template <typename... G>
+    explicit Impl(G&&... g) : f(std::forward<G>(g)...) {}
     void Run() override { f(); }
     F f;
   };

@@ -30,9 +30,11 @@ class OnDemandThread {
 
   bool running() const { return running_; }
 
-  // REQUIRES: !running(). Starts `body` on a new thread. Returns the
-  // previous thread, which has ended; the caller joins it after unlocking.
-  // Throws std::system_error if no thread can start (nothing changes).
+  // REQUIRES: !running(); `body` first takes the owner's mutex. Starts
+  // `body` on a new thread. Returns the previous thread, which has ended;
+  // the caller joins it after unlocking. Throws std::system_error if no
+  // thread can start, or std::bad_alloc; then nothing has changed (the
+  // previous thread is still here to be joined).
   std::thread StartLocked(std::function<void()> body);
 
   // Called by the thread as the last thing it does under the owner's mutex:

@@ -36,7 +36,9 @@ inline std::size_t ShardIndex(std::size_t hash, std::size_t count) {
   return static_cast<std::size_t>((h >> 32) % count);
 }
 
-// The shard count when the owner asks for 0: 4 per hardware thread, 1 to 64.
+// The shard count when the owner asks for 0: 4 per hardware thread, at
+// least 1 and at most 64 (beyond 64 shards the timer thread's pass over
+// them costs more than the contention they save).
 inline std::size_t DefaultShardCount() {
   return std::clamp<std::size_t>(4 * std::thread::hardware_concurrency(), 1,
                                  64);
@@ -47,6 +49,17 @@ inline std::size_t DefaultShardCount() {
 inline TimePoint DeadlineAt(TimePoint now, Duration delay) {
   if (delay <= Duration::zero()) return TimePoint::min();
   return AddSaturated(now, delay);
+}
+
+// Makes room for one more element, so that the next push_back cannot
+// throw. A State's Advance calls it before taking a timer out of its wheel
+// and after each one it adds to `fired`: running out of memory then throws
+// while every timer taken out is safe in `fired`.
+template <typename T>
+void ReserveOneMore(std::vector<T>& v) {
+  if (v.size() == v.capacity()) {
+    v.reserve(std::max<std::size_t>(16, 2 * v.capacity()));
+  }
 }
 
 // What an owner chooses about its runtime.
@@ -67,20 +80,35 @@ struct RuntimeConfig {
 // timer), guarded by that mutex. One TimerThread advances every shard's
 // State to the clock's time and sleeps until the earliest deadline they
 // report; what fires is handed to `workers` threads running `run`, under no
-// lock, in firing order.
+// lock, in deadline order across shards (if Fired has a `TimePoint due`
+// member; otherwise shard by shard), or, without workers, destroyed on the
+// timer thread under no lock.
 //
 // State must provide:
 //   State(Duration tick, TimePoint origin, std::size_t shard_index,
 //         std::size_t shard_count)
 //   // Fires what is due at `now` into `fired`; returns the earliest
 //   // pending deadline (nullopt: none). Called under the shard's lock.
+//   // May throw (std::bad_alloc); every timer it took out of its wheel is
+//   // in `fired` then, and the others stay pending for the next call.
 //   std::optional<TimePoint> Advance(TimePoint now, std::vector<Fired>& fired)
-//   // Drops every pending timer (Stop). Called under the shard's lock.
-//   void Discard()
+//   // Drops every pending timer (Stop). Called once, with NO lock held,
+//   // after the shard was marked stopped and the timer thread ended: from
+//   // then on only Stop touches the state (every call checks `stopped`
+//   // first), so user destructors that it runs may call back into the
+//   // owner and find it stopped.
+//   void Discard() noexcept
+//
+// Failures: an exception from a State's Advance or from handing fired
+// items to the workers (out of memory) is reported like a throwing `run`
+// and the timer thread tries again `retry_after` later (what was handed out
+// stays handed out; nothing is lost or fired twice).
 //
 // Thread safety: every method may be called from any thread. Owners lock a
 // shard (MutexLock lock(shard.mutex)), check `stopped`, work on `state`,
-// and call Notify for each deadline they add, before unlocking.
+// and call Notify for each deadline they add, before unlocking; anything
+// of the user's that must be destroyed is moved out and destroyed after
+// unlocking.
 template <typename State, typename Fired>
 class ShardedRuntime {
  public:
@@ -106,8 +134,13 @@ class ShardedRuntime {
                   : std::make_unique<WorkerPool<Fired>>(
                         config.workers,
                         RequireCallable(std::move(run), config.who, "run"),
-                        std::move(config.on_error), config.who)),
-        thread_(clock_, [this](TimePoint now) { return AdvanceAll(now); }) {}
+                        config.on_error, config.who)),
+        thread_(clock_, [this](TimePoint now) { return AdvanceAll(now); },
+                TimerThread::Failures{
+                    .who = config.who,
+                    .on_error = std::move(config.on_error),
+                    .retry_after = std::max<Duration>(
+                        config.tick, std::chrono::milliseconds(1))}) {}
 
   // Stop(). REQUIRES: not called from a worker of this runtime.
   ~ShardedRuntime() { Stop(); }
@@ -127,6 +160,12 @@ class ShardedRuntime {
   Shard& shard(std::size_t index) const { return *shards_[index]; }
   Shard& ShardFor(std::size_t hash) const { return shard(IndexFor(hash)); }
 
+  // How many runs of `run` threw (each reported to on_error), since
+  // construction; 0 without workers.
+  std::uint64_t callback_errors() const {
+    return pool_ != nullptr ? pool_->errors() : 0;
+  }
+
   // Says that a timer due at `deadline` was added. REQUIRES: the caller
   // holds the mutex of the shard it added to (so Stop, which takes every
   // shard's mutex first, never races with it).
@@ -135,19 +174,33 @@ class ShardedRuntime {
   // Refuses every later call (shards are marked stopped), ends the timer
   // thread, discards every pending timer, drops fired items not yet run,
   // then waits for running ones, except the one Stop is called from, if
-  // any. Idempotent and thread-safe.
+  // any. Idempotent and thread-safe. The discarding runs under no lock (a
+  // destructor it runs may call back and finds the owner stopped); a
+  // concurrent Stop waits for it, unless it is called from it.
   void Stop() TW_EXCLUDES(stop_mutex_) {
+    bool discard = false;
     {
       MutexLock stop_lock(stop_mutex_);
-      for (const std::unique_ptr<Shard>& shard : shards_) {
-        MutexLock lock(shard->mutex);
-        shard->stopped = true;
+      if (!stop_started_) {
+        stop_started_ = true;
+        discard = true;
+        discarding_thread_ = std::this_thread::get_id();
+        for (const std::unique_ptr<Shard>& shard : shards_) {
+          MutexLock lock(shard->mutex);
+          shard->stopped = true;
+        }
+        thread_.Stop();
+      } else if (discarding_thread_ != std::this_thread::get_id()) {
+        while (!discarded_) discarded_cv_.Wait(stop_mutex_);
       }
-      thread_.Stop();
-      for (const std::unique_ptr<Shard>& shard : shards_) {
-        MutexLock lock(shard->mutex);
-        shard->state.Discard();
+    }
+    if (discard) {
+      DiscardStopped();
+      {
+        MutexLock stop_lock(stop_mutex_);
+        discarded_ = true;
       }
+      discarded_cv_.SignalAll();
     }
     // Not under stop_mutex_: two items may Stop at once, and each waits here
     // for the other only until both are inside the pool's Stop.
@@ -169,26 +222,68 @@ class ShardedRuntime {
     return shards;
   }
 
-  // The TimerThread's step: fires what is due in every shard.
+  // Stop's second half: every shard is stopped and the timer thread has
+  // ended, so nothing but this call touches the states (every other path
+  // checks `stopped` under the shard's lock first); user destructors run
+  // here under no lock.
+  void DiscardStopped() TW_NO_THREAD_SAFETY_ANALYSIS {
+    fired_.clear();  // the timer thread's leftovers (it has ended)
+    for (const std::unique_ptr<Shard>& shard : shards_) shard->state.Discard();
+  }
+
+  // The TimerThread's step: fires what is due in every shard, then hands
+  // it to the workers. If a shard's Advance throws, the other shards are
+  // still advanced and what fired is still handed out; the exception is
+  // rethrown for the timer thread to report (it retries soon).
   std::optional<TimePoint> AdvanceAll(TimePoint now) {
     std::optional<TimePoint> next;
+    std::exception_ptr error;
     for (const std::unique_ptr<Shard>& shard : shards_) {
-      MutexLock lock(shard->mutex);
-      const std::optional<TimePoint> shard_next =
-          shard->state.Advance(now, fired_);
-      if (shard_next && (!next || *shard_next < *next)) next = shard_next;
+      try {
+        MutexLock lock(shard->mutex);
+        if (shard->stopped) continue;
+        const std::optional<TimePoint> shard_next =
+            shard->state.Advance(now, fired_);
+        if (shard_next && (!next || *shard_next < *next)) next = shard_next;
+      } catch (...) {
+        if (!error) error = std::current_exception();
+      }
     }
-    if (pool_ != nullptr) pool_->SubmitAll(fired_);
-    fired_.clear();
+    Dispatch();
+    if (error) std::rethrow_exception(error);
     return next;
+  }
+
+  // Hands fired_ to the workers in due order, or (no workers) destroys it,
+  // under no lock. If the queue cannot grow, what was not queued stays in
+  // fired_ for the next step, and the exception propagates.
+  void Dispatch() {
+    if (pool_ == nullptr) {
+      fired_.clear();
+      return;
+    }
+    if constexpr (requires(const Fired& f) { TimePoint(f.due); }) {
+      // Each shard fired in due order; after a late wake-up, several shards'
+      // runs interleave in time. stable_sort merges them (it does not
+      // throw: without memory for a buffer it sorts in place).
+      auto by_due = [](const Fired& a, const Fired& b) { return a.due < b.due; };
+      if (!std::is_sorted(fired_.begin(), fired_.end(), by_due)) {
+        std::stable_sort(fired_.begin(), fired_.end(), by_due);
+      }
+    }
+    if (!pool_->SubmitAll(fired_)) fired_.clear();  // stopping: dropped
   }
 
   Clock& clock_;
   const std::vector<std::unique_ptr<Shard>> shards_;
   const std::unique_ptr<WorkerPool<Fired>> pool_;  // null: no workers
   std::vector<Fired> fired_;  // AdvanceAll's, on the timer thread only
-  Mutex stop_mutex_;          // serializes the first half of Stop
-  TimerThread thread_;        // last: starts once everything exists
+  Mutex stop_mutex_;
+  bool stop_started_ TW_GUARDED_BY(stop_mutex_) = false;
+  bool discarded_ TW_GUARDED_BY(stop_mutex_) = false;
+  std::thread::id discarding_thread_ TW_GUARDED_BY(stop_mutex_);
+  CondVar discarded_cv_;  // discarded_ became true
+  TimerThread thread_;    // last: starts once everything exists
 };
 
 }  // namespace tickwheel::internal

@@ -4,7 +4,9 @@
 #define TICKWHEEL_INTERNAL_TIMER_THREAD_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -30,14 +32,27 @@ namespace tickwheel::internal {
 // token before `advance` looks at the timers, so a timer added after that
 // look always ends the sleep that follows.
 //
+// If `advance` throws (out of memory: it hands out what it can and throws
+// after), the thread reports the exception to `failures.on_error` (empty:
+// one line on stderr naming `failures.who`) and calls `advance` again
+// `failures.retry_after` later, or sooner if Notify says so. It never ends
+// on an exception.
+//
 // Thread safety: Notify may be called from any thread until Stop starts;
 // the owner guarantees that (e.g. by calling Notify under a lock that Stop's
 // caller takes first).
 class TimerThread {
  public:
   using Advance = std::function<std::optional<TimePoint>(TimePoint now)>;
+  struct Failures {
+    const char* who = "TimerThread";  // static storage
+    std::function<void(std::exception_ptr)> on_error;
+    Duration retry_after = std::chrono::milliseconds(1);  // > 0
+  };
 
-  TimerThread(Clock& clock, Advance advance);
+  // Throws what starting a thread throws (std::system_error,
+  // std::bad_alloc); nothing is left running then.
+  TimerThread(Clock& clock, Advance advance, Failures failures);
   ~TimerThread();  // Stop()
 
   TimerThread(const TimerThread&) = delete;
@@ -45,8 +60,11 @@ class TimerThread {
 
   // Says that a timer due at `deadline` is now visible to `advance`.
   void Notify(TimePoint deadline) {
-    if (deadline.time_since_epoch().count() <
-        planned_ns_.load(std::memory_order_seq_cst)) {
+    const std::int64_t planned = planned_ns_.load(std::memory_order_seq_cst);
+    // (A deadline of TimePoint::max() too wakes a thread with nothing
+    // pending: on a ManualClock at the end of time it may be due.)
+    if (planned == kWakeForAnything ||
+        deadline.time_since_epoch().count() < planned) {
       sleeper_->Wake();
     }
   }
@@ -62,6 +80,7 @@ class TimerThread {
 
   Clock& clock_;
   const Advance advance_;
+  const Failures failures_;
   std::unique_ptr<Sleeper> sleeper_;
   // The deadline the thread sleeps until, or kWakeForAnything.
   std::atomic<std::int64_t> planned_ns_{kWakeForAnything};

@@ -3,7 +3,9 @@
 #ifndef TICKWHEEL_INTERNAL_WORKER_POOL_H_
 #define TICKWHEEL_INTERNAL_WORKER_POOL_H_
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <exception>
 #include <functional>
@@ -23,7 +25,10 @@ inline thread_local const void* current_worker_pool = nullptr;
 // WorkerPool<Item> runs `run(item)` for each submitted item on `threads`
 // threads, in submission order (with one thread, strictly one after
 // another). Items are stored by value: no allocation per item beyond the
-// queue's. If `run` throws, the error is reported and the pool goes on.
+// queue's. If `run` throws, the error is counted (errors()) and reported,
+// and the pool goes on.
+// Items (user objects) are destroyed under no lock: after their run, or,
+// dropped by Stop, after Stop released the pool's lock.
 //
 // Thread safety: every method may be called from any thread, including from
 // inside `run`. Stop may be called from inside `run`: it then waits for every
@@ -35,14 +40,21 @@ class WorkerPool {
   using ErrorHandler = std::function<void(std::exception_ptr)>;
 
   // Throws std::invalid_argument if threads == 0. `who` names the owner in
-  // messages.
+  // messages. If a thread cannot start, throws what std::thread threw
+  // (std::system_error, std::bad_alloc) after ending the ones that did.
   WorkerPool(std::size_t threads, Run run, ErrorHandler on_error,
              const char* who)
       : run_(std::move(run)), on_error_(std::move(on_error)), who_(who) {
     RequirePositive(threads, who, "workers");
     threads_.reserve(threads);
-    for (std::size_t i = 0; i < threads; ++i) {
-      threads_.emplace_back([this] { Work(); });
+    try {
+      for (std::size_t i = 0; i < threads; ++i) {
+        threads_.emplace_back([this] { Work(); });
+      }
+    } catch (...) {
+      Stop();
+      for (std::thread& t : threads_) t.join();
+      throw;
     }
   }
 
@@ -55,21 +67,35 @@ class WorkerPool {
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
 
-  // Queues items (moving from them); false, dropping them, once stopped.
+  // Queues the items, moving them out of `items`, which it empties (the
+  // moved-from shells are destroyed after unlocking); false once stopped,
+  // leaving them there for the caller to drop. If the queue cannot grow
+  // (std::bad_alloc), the items queued so far stay queued and are removed
+  // from `items`, the others stay in `items`, and the exception propagates.
   bool SubmitAll(std::vector<Item>& items) TW_EXCLUDES(mutex_) {
     const std::size_t count = items.size();
     if (count == 0) return true;
+    std::size_t queued = 0;
+    std::exception_ptr error;
     {
       MutexLock lock(mutex_);
       if (stopping_) return false;
-      for (Item& item : items) queue_.push_back(std::move(item));
+      try {
+        for (; queued < count; ++queued) {
+          queue_.push_back(std::move(items[queued]));  // strong guarantee
+        }
+      } catch (...) {
+        error = std::current_exception();
+      }
     }
-    items.clear();
-    if (count == 1) {
+    items.erase(items.begin(),
+                items.begin() + static_cast<std::ptrdiff_t>(queued));
+    if (queued == 1) {
       work_.Signal();
-    } else {
+    } else if (queued > 1) {
       work_.SignalAll();
     }
+    if (error) std::rethrow_exception(error);
     return true;
   }
 
@@ -77,12 +103,22 @@ class WorkerPool {
   // run except the caller's own and those whose `run` is itself blocked in
   // Stop (so two items stopping the pool at once do not wait for each
   // other). Idempotent.
+  // Never throws: it allocates nothing.
   void Stop() TW_EXCLUDES(mutex_) {
-    std::deque<Item> dropped;  // destroyed under no lock
     MutexLock lock(mutex_);
     stopping_ = true;
-    dropped.swap(queue_);
     work_.SignalAll();
+    // The dropped items are destroyed one at a time under no lock (a
+    // second deque to swap them into would allocate: Stop must not fail).
+    // Nothing is queued any more once stopping_ is set.
+    while (!queue_.empty()) {
+      {
+        [[maybe_unused]] Item item = std::move(queue_.front());
+        queue_.pop_front();
+        lock.Unlock();
+      }  // the item is destroyed under no lock
+      lock.Lock();
+    }
     const bool self = OnWorkerThread();
     if (self) {
       ++in_stop_;
@@ -97,7 +133,12 @@ class WorkerPool {
 
   bool OnWorkerThread() const { return current_worker_pool == this; }
 
- private:
+  // How many runs threw, since construction. A run is counted before its
+  // error is reported, so on_error already sees it in the count.
+  std::uint64_t errors() const {
+    return errors_.load(std::memory_order_relaxed);
+  }
+
   void Work() TW_EXCLUDES(mutex_) {
     current_worker_pool = this;
     MutexLock lock(mutex_);
@@ -112,6 +153,7 @@ class WorkerPool {
         try {
           run_(item);
         } catch (...) {
+          errors_.fetch_add(1, std::memory_order_relaxed);
           ReportError(who_, on_error_, std::current_exception());
         }
       }  // the item is destroyed under no lock
@@ -124,6 +166,7 @@ class WorkerPool {
   const Run run_;
   const ErrorHandler on_error_;
   const char* const who_;
+  std::atomic<std::uint64_t> errors_{0};  // runs that threw
 
   Mutex mutex_;
   CondVar work_;  // items queued, or stopping

@@ -67,4 +67,6 @@ export function query(params) {
   return text ? `?${text}` : '';
 }
 
-export const timerPath = (id) => `/v1/timers/${encodeURIComponent(id)}`;
+// A schedule's occurrence ("<schedule>@<ms>") keeps its '@', which may
+// stand in a path as it is: the server compares path ids as sent.
+export const timerPath = (id) => `/v1/timers/${encodeURIComponent(id).replace(/%40/g, '@')}`;

@@ -10,13 +10,19 @@ import * as overview from './views/overview.js';
 import * as timers from './views/timers.js';
 import * as timer from './views/timer.js';
 import * as deadLetters from './views/dead_letters.js';
+import * as schedules from './views/schedules.js';
+import * as schedule from './views/schedule.js';
 import * as cluster from './views/cluster.js';
+import * as flows from './views/flows.js';
 
 const ROUTES = [
   { pattern: /^\/?$/, nav: 'overview', view: overview },
   { pattern: /^\/timers$/, nav: 'timers', view: timers },
   { pattern: /^\/timer\/(.+)$/, nav: 'timers', view: timer },
+  { pattern: /^\/schedules$/, nav: 'schedules', view: schedules },
+  { pattern: /^\/schedule\/(.+)$/, nav: 'schedules', view: schedule },
   { pattern: /^\/dead-letters$/, nav: 'dead-letters', view: deadLetters },
+  { pattern: /^\/flows$/, nav: 'flows', view: flows },
   { pattern: /^\/cluster$/, nav: 'cluster', view: cluster },
 ];
 

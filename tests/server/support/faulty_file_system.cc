@@ -6,8 +6,8 @@ namespace {
 
 class FaultyFile : public rocksdb::FSWritableFileOwnerWrapper {
  public:
-  FaultyFile(std::unique_ptr<rocksdb::FSWritableFile> file, FaultyFileSystem* fs)
-      : FSWritableFileOwnerWrapper(std::move(file)), fs_(fs) {}
+  FaultyFile(std::unique_ptr<rocksdb::FSWritableFile> file, FaultyFileSystem* fs, bool wal)
+      : FSWritableFileOwnerWrapper(std::move(file)), fs_(fs), wal_(wal) {}
 
   rocksdb::IOStatus Append(const rocksdb::Slice& data, const rocksdb::IOOptions& options,
                            rocksdb::IODebugContext* dbg) override {
@@ -22,11 +22,13 @@ class FaultyFile : public rocksdb::FSWritableFileOwnerWrapper {
   }
   rocksdb::IOStatus Sync(const rocksdb::IOOptions& options, rocksdb::IODebugContext* dbg) override {
     if (fs_->failing()) return fs_->Injected();
-    return FSWritableFileOwnerWrapper::Sync(options, dbg);
+    if (wal_ && fs_->failing_log_syncs()) return fs_->InjectedLogSyncFailure();
+    return Counted(FSWritableFileOwnerWrapper::Sync(options, dbg));
   }
   rocksdb::IOStatus Fsync(const rocksdb::IOOptions& options, rocksdb::IODebugContext* dbg) override {
     if (fs_->failing()) return fs_->Injected();
-    return FSWritableFileOwnerWrapper::Fsync(options, dbg);
+    if (wal_ && fs_->failing_log_syncs()) return fs_->InjectedLogSyncFailure();
+    return Counted(FSWritableFileOwnerWrapper::Fsync(options, dbg));
   }
   rocksdb::IOStatus Flush(const rocksdb::IOOptions& options, rocksdb::IODebugContext* dbg) override {
     if (fs_->failing()) return fs_->Injected();
@@ -34,7 +36,13 @@ class FaultyFile : public rocksdb::FSWritableFileOwnerWrapper {
   }
 
  private:
+  rocksdb::IOStatus Counted(rocksdb::IOStatus s) {
+    if (s.ok() && wal_) fs_->CountWalSync();
+    return s;
+  }
+
   FaultyFileSystem* fs_;
+  const bool wal_;  // a write-ahead log file
 };
 
 }  // namespace
@@ -45,7 +53,8 @@ rocksdb::IOStatus FaultyFileSystem::NewWritableFile(const std::string& name,
                                                     rocksdb::IODebugContext* dbg) {
   if (failing()) return Injected();
   rocksdb::IOStatus s = FileSystemWrapper::NewWritableFile(name, options, result, dbg);
-  if (s.ok()) *result = std::make_unique<FaultyFile>(std::move(*result), this);
+  const bool wal = name.size() > 4 && name.compare(name.size() - 4, 4, ".log") == 0;
+  if (s.ok()) *result = std::make_unique<FaultyFile>(std::move(*result), this, wal);
   return s;
 }
 

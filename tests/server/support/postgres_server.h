@@ -18,6 +18,8 @@ class PostgresServer {
   // postgresql://postgres@127.0.0.1:PORT/postgres
   std::string url() const;
   int port() const { return port_; }
+  // Its data directory (postmaster.pid is in it).
+  std::string data_dir() const { return dir_ + "/data"; }
 
   // pg_ctl stop -m fast / start again on the same directory and port.
   bool Stop();

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 
 namespace tickwheel::testing {
 
@@ -17,6 +18,11 @@ struct ProcessStats {
 
 // Works on a stopped (SIGSTOP) process too; -1s for one that is gone.
 ProcessStats ReadProcessStats(pid_t pid);
+
+// How far `pid`'s peak resident memory (VmHWM) rises above its resident
+// memory (VmRSS) at the start while `during` runs: the peak is reset first
+// (/proc/PID/clear_refs). -1 if unreadable.
+std::int64_t PeakRssGrowthKb(pid_t pid, const std::function<void()>& during);
 
 }  // namespace tickwheel::testing
 

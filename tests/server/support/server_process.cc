@@ -59,7 +59,7 @@ ServerProcess::~ServerProcess() {
 }
 
 bool ServerProcess::Start(int port) {
-  port_ = port != 0 ? port : FreePort();
+  port_ = ephemeral_port_ ? 0 : port != 0 ? port : FreePort();
   std::vector<std::string> args = {binary_, "serve", "--listen",
                                    listen_host_ + ":" + std::to_string(port_),
                                    "--data-dir", data_dir_};
@@ -80,6 +80,7 @@ bool ServerProcess::Start(int port) {
     // stay open in the server, count as its descriptors, and keep a
     // connection the receiver closed from closing.
     close_range(3, ~0U, 0);
+    for (std::string& var : env_) putenv(var.data());
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -94,6 +95,17 @@ bool ServerProcess::Start(int port) {
       pid_ = -1;
       std::fprintf(stderr, "tickwheel serve exited at start:\n%s\n", log().c_str());
       return false;
+    }
+    if (port_ == 0) {
+      // The port the system picked, from "listening on http://HOST:PORT".
+      const std::string text = log();
+      const std::size_t at = text.find("listening on http");
+      const std::size_t colon = at == std::string::npos ? at : text.find(':', text.find("://", at) + 3);
+      if (colon == std::string::npos) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        continue;
+      }
+      port_ = std::atoi(text.c_str() + colon + 1);
     }
     server::BlockingHttpClientOptions options;
     options.timeout = std::chrono::seconds(2);

@@ -48,6 +48,9 @@ class ServerProcess {
   int Wait(int timeout_seconds = 60);
   // Runs the next Start with at most `n` open files (soft and hard limit).
   void set_max_open_files(long n) { max_open_files_ = n; }
+  // Runs the next Start with these environment variables ("NAME=value")
+  // added (LD_PRELOAD=libfaketime...: a node whose clock is off).
+  void set_env(std::vector<std::string> env) { env_ = std::move(env); }
   bool running() const { return pid_ > 0; }
 
   // With --tls-cert among the arguments, the health check speaks HTTPS and
@@ -56,6 +59,10 @@ class ServerProcess {
   // The address to listen on (127.0.0.1 by default; the health check
   // always goes to 127.0.0.1).
   void set_listen_host(std::string host) { listen_host_ = std::move(host); }
+  // Listens on port 0 (--listen HOST:0, a port the system picks, read from
+  // the server's log once it listens): several servers with the same
+  // --listen string.
+  void set_ephemeral_port() { ephemeral_port_ = true; }
   bool tls() const;
 
   int port() const { return port_; }
@@ -75,6 +82,8 @@ class ServerProcess {
   int port_ = 0;
   pid_t pid_ = -1;
   long max_open_files_ = 0;
+  std::vector<std::string> env_;
+  bool ephemeral_port_ = false;
 };
 
 }  // namespace tickwheel::testing

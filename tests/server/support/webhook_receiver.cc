@@ -62,6 +62,8 @@ struct WebhookReceiver::Impl {
   Responder responder;
   std::size_t open = 0;
   std::size_t max_open = 0;
+  std::size_t busy = 0;      // requests read, not yet answered
+  std::size_t max_busy = 0;
   std::size_t accepted = 0;
   std::size_t handshakes = 0;
   std::unique_ptr<asio::ssl::context> tls;
@@ -112,6 +114,23 @@ struct WebhookReceiver::Impl {
       boost::system::error_code ec;
       co_await http::async_read(stream, buffer, req, asio::redirect_error(asio::use_awaitable, ec));
       if (ec) break;
+      {
+        std::lock_guard lock(mutex);
+        max_busy = std::max(max_busy, ++busy);
+      }
+      // Handled once its answer starts out (the client may have it before
+      // this coroutine runs again), or once this iteration ends without one.
+      struct Handled {
+        Impl* impl;
+        bool done = false;
+        void Done() {
+          if (done) return;
+          done = true;
+          std::lock_guard lock(impl->mutex);
+          --impl->busy;
+        }
+        ~Handled() { Done(); }
+      } handled{this};
       Reply reply;
       Policy p;
       Responder r;
@@ -165,6 +184,7 @@ struct WebhookReceiver::Impl {
       res.keep_alive(req.keep_alive());
       if (!reply.retry_after.empty()) res.set(http::field::retry_after, reply.retry_after);
       res.prepare_payload();
+      handled.Done();
       co_await http::async_write(stream, res, asio::redirect_error(asio::use_awaitable, ec));
       if (ec || !req.keep_alive() || reply.mode == Reply::Mode::kCloseAfterAnswer) break;
     }
@@ -194,7 +214,7 @@ WebhookReceiver::WebhookReceiver(ReceiverOptions options) : impl_(std::make_uniq
     impl_->tls->use_certificate_chain_file(options.tls_cert);
     impl_->tls->use_private_key_file(options.tls_key, asio::ssl::context::pem);
   }
-  tcp::endpoint at(asio::ip::make_address("127.0.0.1"), 0);
+  tcp::endpoint at(asio::ip::make_address(options.address), 0);
   impl_->acceptor.open(at.protocol());
   impl_->acceptor.set_option(asio::socket_base::reuse_address(true));
   impl_->acceptor.bind(at);
@@ -234,6 +254,16 @@ std::size_t WebhookReceiver::accepted() const {
 std::size_t WebhookReceiver::handshakes() const {
   std::lock_guard lock(impl_->mutex);
   return impl_->handshakes;
+}
+
+std::size_t WebhookReceiver::in_progress() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->busy;
+}
+
+std::size_t WebhookReceiver::max_in_progress() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->max_busy;
 }
 
 std::size_t WebhookReceiver::max_connections() const {

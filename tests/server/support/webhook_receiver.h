@@ -35,6 +35,9 @@ struct ReceiverOptions {
   bool record = true;
   // HTTPS with this PEM certificate and key when both are set.
   std::string tls_cert, tls_key;
+  // The address to listen on: "0.0.0.0" takes every 127.x.y.z (many
+  // distinct receivers on one port).
+  std::string address = "127.0.0.1";
 };
 
 // How the receiver answers one delivery.
@@ -78,6 +81,10 @@ class WebhookReceiver {
   bool WaitFor(std::size_t n, std::chrono::milliseconds patience);
   std::vector<Delivery> deliveries() const;
   std::size_t count() const;
+  // Requests being handled now (read, their answer not yet begun), and the
+  // most ever at once: the concurrency the receiver sees.
+  std::size_t in_progress() const;
+  std::size_t max_in_progress() const;
   // Connections open now, and the most ever open at once.
   std::size_t connections() const;
   std::size_t max_connections() const;

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "flow/flow_registry.h"
+
+namespace tickwheel::server {
+
+void FlowRegistry::Replace(std::map<std::string, FlowSettings> all) {
+  internal::MutexLock lock(mutex_);
+  if (all == settings_) return;
+  settings_ = std::move(all);
+  version_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void FlowRegistry::Set(const std::string& flow, std::optional<FlowSettings> settings) {
+  internal::MutexLock lock(mutex_);
+  if (settings) {
+    settings_[flow] = *settings;
+  } else {
+    settings_.erase(flow);
+  }
+  version_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+std::optional<FlowSettings> FlowRegistry::Settings(const std::string& flow) const {
+  internal::MutexLock lock(mutex_);
+  auto it = settings_.find(flow);
+  if (it == settings_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::map<std::string, FlowSettings> FlowRegistry::All() const {
+  internal::MutexLock lock(mutex_);
+  return settings_;
+}
+
+bool FlowRegistry::Configured(const std::string& flow) const {
+  internal::MutexLock lock(mutex_);
+  return settings_.count(flow) > 0;
+}
+
+FlowLimits FlowRegistry::Limits(const std::string& flow) const {
+  internal::MutexLock lock(mutex_);
+  auto it = settings_.find(flow);
+  return ResolveLimits(it == settings_.end() ? nullptr : &it->second, defaults_);
+}
+
+void FlowRegistry::ReplaceHolds(std::map<std::string, std::int64_t> until_ms,
+                                std::int64_t now_ms) {
+  internal::MutexLock lock(mutex_);
+  // A hold this node learnt and has not seen in the table yet is kept.
+  for (const auto& [flow, until] : holds_) {
+    auto [it, inserted] = until_ms.emplace(flow, until);
+    if (!inserted && it->second < until) it->second = until;
+  }
+  std::erase_if(until_ms, [&](const auto& kv) { return kv.second <= now_ms; });
+  if (until_ms == holds_) return;
+  holds_ = std::move(until_ms);
+  version_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void FlowRegistry::Hold(const std::string& flow, std::int64_t until_ms) {
+  internal::MutexLock lock(mutex_);
+  std::int64_t& held = holds_[flow];
+  if (until_ms <= held) return;
+  held = until_ms;
+  version_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+std::map<std::string, std::int64_t> FlowRegistry::Holds() const {
+  internal::MutexLock lock(mutex_);
+  return holds_;
+}
+
+}  // namespace tickwheel::server
