@@ -15,6 +15,9 @@
 #                           bare RocksDB write, schedules every minute beside
 #                           one-shot timers (SCHEDULES=N of them); regenerates
 #                           docs/performance.md's regions
+#   make bench-transfer [TIMERS=N]  tickwheel import/export rates and a hot
+#                           backup's time and size (N pending timers, default
+#                           1M), embedded and a 1-node cluster
 #   make package            the Debian package (CPack): build/package/tickwheel_*.deb
 #   make asan | make tsan   one sanitizer build of the library and its tests
 #   make server-asan        the server and its tests under GCC's ASan + UBSan
@@ -34,7 +37,7 @@ JOBS ?= $(shell nproc)
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 CMAKE_ARGS ?=
 
-.PHONY: all deps configure build package run demo test unit-test release-test asan tsan server-asan server-tsan tsa fuzz-build fuzz fuzz-test bench bench-server soak clean format
+.PHONY: all deps configure build package run demo test unit-test release-test asan tsan server-asan server-tsan tsa fuzz-build fuzz fuzz-test bench bench-server bench-transfer soak clean format
 
 all: build
 
@@ -186,6 +189,10 @@ bench: build
 	/usr/bin/python3 bench/core/report.py --build $(BUILD) $(if $(QUICK),--quick)
 	/usr/bin/python3 bench/runtime/report.py --build $(BUILD) $(if $(QUICK),--quick)
 	/usr/bin/python3 bench/schedule/report.py --build $(BUILD) $(if $(QUICK),--quick)
+
+bench-transfer: configure
+	@cmake --build $(BUILD) -j $(JOBS) --target tickwheel_app
+	BUILD=$(BUILD) TIMERS=$(TIMERS) bench/server/transfer_bench.sh
 
 bench-server: configure
 	@cmake --build $(BUILD) -j $(JOBS) --target tickwheel_app server_bench

@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "server_test_util.h"
+#include "store/record_codec.h"
 #include "support/postgres_server.h"
 
 namespace tickwheel::testing {
@@ -91,8 +92,12 @@ class Creators {
   Creators(std::function<std::string()> address, std::string url, int threads, int min_delay_ms,
            int max_delay_ms, milliseconds pause)
       : address_(std::move(address)) {
+    // Ids of their own ("c<instance>.<thread>-<n>-<k>"): two Creators never
+    // create the same id.
+    static std::atomic<int> instances{0};
+    const std::string prefix = "c" + std::to_string(instances.fetch_add(1)) + ".";
     for (int t = 0; t < threads; ++t) {
-      threads_.emplace_back([this, url, t, min_delay_ms, max_delay_ms, pause] {
+      threads_.emplace_back([this, prefix, url, t, min_delay_ms, max_delay_ms, pause] {
         std::mt19937 rng(static_cast<unsigned>(t + 7));
         std::uniform_int_distribution<int> delay(min_delay_ms, max_delay_ms);
         std::string at = address_();
@@ -101,7 +106,7 @@ class Creators {
           const bool batch = n % 3 == 0;
           std::string body;
           for (int k = 0; k < (batch ? 20 : 1); ++k) {
-            std::string id = "c";
+            std::string id = prefix;
             id += std::to_string(t);
             id += '-';
             id += std::to_string(n);
@@ -178,7 +183,9 @@ TEST(ServerTransferTest, ABackupTakenUnderLoadHoldsEveryTimerAcknowledgedBeforeI
   Creators near([&] { return address; }, receiver.url(), 2, 0, 2000, milliseconds(1));
   Creators far([&] { return address; }, receiver.url(), 2, 3'600'000, 3'600'000, milliseconds(1));
   ASSERT_TRUE(WaitUntil([&] { return receiver.count() >= 500 && far.acked().size() >= 1000; },
-                        seconds(60)));
+                        seconds(60)))
+      << receiver.count() << " delivered, " << far.acked().size() << " far timers acknowledged, "
+      << near.acked().size() << " near ones";
   std::map<std::string, std::int64_t> before = near.acked();
   for (const auto& [id, at] : far.acked()) before[id] = at;
   const std::string backup = dir.path() + "/backup";
@@ -194,13 +201,13 @@ TEST(ServerTransferTest, ABackupTakenUnderLoadHoldsEveryTimerAcknowledgedBeforeI
   EXPECT_EQ(server.Terminate(), 0);
   // A second backup into the same directory is refused; one into a
   // directory whose parent is missing too.
-  ASSERT_TRUE(server.Start());
-  Tickwheel("backup --server " + address + " --to " + backup, 1);
-  Tickwheel("backup --server " + address + " --to " + dir.path() + "/no/such/parent", 1);
+  ASSERT_TRUE(server.Start());  // (perhaps on another port)
+  Tickwheel("backup --server " + server.address() + " --to " + backup, 1);
+  Tickwheel("backup --server " + server.address() + " --to " + dir.path() + "/no/such/parent", 1);
   EXPECT_EQ(server.Terminate(), 0);
 
   boost::json::object manifest = Json(Lines(backup + "/tickwheel-backup.json").at(0));
-  EXPECT_EQ(manifest.at("record_format").as_int64(), 2);
+  EXPECT_EQ(manifest.at("record_format").as_int64(), server::kRecordFormat);
   EXPECT_FALSE(manifest.at("server_version").as_string().empty());
   // A server started on the backup has every timer acknowledged before it.
   ServerProcess restored(Binary(), backup, {"--pause-delivery"});
@@ -476,7 +483,7 @@ TEST(ServerTransferTest, ARestoredClusterDatabaseNeverHandsOutAnEpochAgain) {
   std::string base = postgres.url();
   base = base.substr(0, base.rfind('/') + 1);
   const std::string bin = "/usr/lib/postgresql/15/bin/";
-  ASSERT_EQ(std::system((bin + "createdb -d " + base + "postgres timers").c_str()), 0);
+  ASSERT_EQ(std::system((bin + "createdb --maintenance-db=" + base + "postgres timers").c_str()), 0);
   const std::string url = base + "timers";
   constexpr int kShards = 8;
   ServerProcess node(Binary(), dir.path() + "/node",
@@ -502,7 +509,9 @@ TEST(ServerTransferTest, ARestoredClusterDatabaseNeverHandsOutAnEpochAgain) {
   const std::vector<std::int64_t> after = Epochs(node, kShards);
   ASSERT_EQ(after.size(), static_cast<std::size_t>(kShards));
   for (std::int64_t e : after) EXPECT_GT(e, latest);
-  EXPECT_EQ(State(Call(client, "GET", "/v1/timers/kept")), "pending");
+  BlockingHttpClient restarted(node.address());  // a restart may take another port
+  JsonCall kept = Call(restarted, "GET", "/v1/timers/kept");
+  EXPECT_EQ(State(kept), "pending") << kept.status << " " << kept.raw;
 }
 
 // ---- the move ----
