@@ -514,6 +514,55 @@ TEST(ServerTransferTest, ARestoredClusterDatabaseNeverHandsOutAnEpochAgain) {
   EXPECT_EQ(State(kept), "pending") << kept.status << " " << kept.raw;
 }
 
+// ---- access ----
+
+// The admin routes go through the API's admission like every route: no
+// token 401, a read token 403 (even for GET export), a wrong method 405.
+// writes:pause refuses every client change (timers, schedules, flows) with
+// 503 writes_paused, and serves reads and the admin routes.
+TEST(ServerTransferTest, AdminRoutesNeedAnAdminTokenAndPausedWritesRefuseEveryClientChange) {
+  constexpr const char* kAdminToken = "admin-token-transfer-0123456789";
+  constexpr const char* kReadToken = "read-token-transfer-0123456789";
+  TempDir dir;
+  WriteFile(dir.path() + "/tokens",
+            std::string("admin ") + kAdminToken + "\nread " + kReadToken + "\n");
+  ServerProcess server(Binary(), dir.path() + "/data",
+                       {"--auth-token-file", dir.path() + "/tokens", "--pause-delivery"});
+  ASSERT_TRUE(server.Start());
+  BlockingHttpClient none(server.address());
+  BlockingHttpClient reader(server.address(), server::BlockingHttpClientOptions{seconds(30), kReadToken});
+  BlockingHttpClient admin(server.address(), server::BlockingHttpClientOptions{seconds(30), kAdminToken});
+  EXPECT_EQ(none.Call("GET", "/v1/admin/export").status, 401);
+  EXPECT_EQ(reader.Call("GET", "/v1/admin/export").status, 403);
+  for (const char* path : {"/v1/admin/backup", "/v1/admin/import", "/v1/admin/delivery:resume",
+                           "/v1/admin/writes:pause"}) {
+    EXPECT_EQ(reader.Call("POST", path, "{}").status, 403) << path;
+  }
+  EXPECT_EQ(admin.Call("DELETE", "/v1/admin/import").status, 405);
+  EXPECT_EQ(admin.Call("GET", "/v1/admin/export").status, 200);
+
+  ASSERT_EQ(Call(admin, "POST", "/v1/admin/writes:pause").status, 200);
+  const std::string url = "http://127.0.0.1:9/x";
+  JsonCall create = Call(admin, "POST", "/v1/timers", TimerBody("paused-1", 60'000, url));
+  EXPECT_EQ(create.status, 503);
+  EXPECT_EQ(create.body.at("error").at("code"), "writes_paused") << create.raw;
+  EXPECT_EQ(Call(admin, "POST", "/v1/schedules",
+                 "{\"id\":\"s\",\"every_ms\":60000,\"target\":{\"url\":\"" + url + "\"}}")
+                .status,
+            503);
+  EXPECT_EQ(Call(admin, "PUT", "/v1/flows/parked", R"({"paused":true})").status, 503);
+  EXPECT_EQ(Call(admin, "GET", "/v1/timers?state=pending").status, 200);
+  EXPECT_EQ(Call(admin, "GET", "/healthz").body.at("writes"), "paused");
+  // The operator's import is served.
+  JsonCall imported = Call(admin, "POST", "/v1/admin/import",
+                           R"({"id":"imp","state":"pending","fire_at_ms":4000000000000,)"
+                           R"("target":{"url":"http://127.0.0.1:9/x"}})");
+  EXPECT_EQ(imported.status, 200) << imported.raw;
+  EXPECT_EQ(imported.body.at("created").as_int64(), 1) << imported.raw;
+  ASSERT_EQ(Call(admin, "POST", "/v1/admin/writes:resume").status, 200);
+  EXPECT_EQ(Call(admin, "POST", "/v1/timers", TimerBody("paused-1", 60'000, url)).status, 201);
+}
+
 // ---- the move ----
 
 TEST(ServerTransferTest, MovingFromTheEmbeddedStoreToAClusterDeliversEveryTimerOnceNoneEarly) {
