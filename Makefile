@@ -15,9 +15,10 @@
 #                           bare RocksDB write, schedules every minute beside
 #                           one-shot timers (SCHEDULES=N of them); regenerates
 #                           docs/performance.md's regions
-#   make bench-transfer [TIMERS=N]  tickwheel import/export rates and a hot
-#                           backup's time and size (N pending timers, default
-#                           1M), embedded and a 1-node cluster
+#   make bench-transfer [TIMERS=N] [STORES=embedded,cluster]
+#                           tickwheel import/export rates and a backup's time
+#                           and size (N pending timers, default 1M), embedded
+#                           (hot backup) and a 1-node cluster (pg_dump)
 #   make package            the Debian package (CPack): build/package/tickwheel_*.deb
 #   make asan | make tsan   one sanitizer build of the library and its tests
 #   make server-asan        the server and its tests under GCC's ASan + UBSan
@@ -195,7 +196,7 @@ bench: build
 
 bench-transfer: configure
 	@cmake --build $(BUILD) -j $(JOBS) --target tickwheel_app
-	BUILD=$(BUILD) TIMERS=$(TIMERS) bench/server/transfer_bench.sh
+	BUILD=$(BUILD) TIMERS=$(TIMERS) STORES=$(STORES) bench/server/transfer_bench.sh
 
 bench-server: configure
 	@cmake --build $(BUILD) -j $(JOBS) --target tickwheel_app server_bench

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# make bench-transfer [TIMERS=N]: the rates of tickwheel import and export
-# (docs/data.md) and the time and size of a hot backup, for N pending
-# timers (default 1,000,000), on the embedded store and on a 1-node
-# cluster (a throw-away PostgreSQL 15, as bench/server/run.sh starts it).
+# make bench-transfer [TIMERS=N] [STORES=embedded,cluster]: the rates of
+# tickwheel import and export (docs/data.md) and the time and size of a
+# backup, for N pending timers (default 1,000,000), on the embedded store
+# (a hot backup: tickwheel backup) and on a 1-node cluster (a throw-away
+# PostgreSQL 15, as bench/server/run.sh starts it; pg_dump -Fc, as
+# docs/data.md says to back a cluster up). STORES picks either or both.
 # The timers are generated as an export file (pending, an hour ahead, a
 # 40-byte payload), imported with the CLI (--batch 1000: one durable
 # write per request), exported back, and backed up (embedded). Every
@@ -13,6 +15,12 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 TIMERS=${TIMERS:-1000000}
+STORES=${STORES:-embedded,cluster}
+case ",$STORES," in
+  *,embedded,*|*,cluster,*) ;;
+  *) echo "STORES must list embedded and/or cluster (comma-separated), not '$STORES'"; exit 1 ;;
+esac
+wants() { [[ ",$STORES," == *",$1,"* ]]; }
 bin=$BUILD/tickwheel
 [ -x "$bin" ] || { echo "build $bin first (make bench-transfer does)"; exit 1; }
 
@@ -35,10 +43,12 @@ cleanup() {
 }
 trap cleanup EXIT
 pgport=$(free_port)
-"${as_pg[@]}" "$pgbin/initdb" -D "$tmp/pg/data" -U postgres -A trust >/dev/null
-"${as_pg[@]}" "$pgbin/pg_ctl" -D "$tmp/pg/data" -l "$tmp/pg/pg.log" -w start \
-  -o "-p $pgport -k $tmp/pg -c listen_addresses='' -c max_connections=200 -c shared_buffers=256MB" >/dev/null
-conninfo="host=$tmp/pg port=$pgport user=postgres dbname=postgres"
+if wants cluster; then
+  "${as_pg[@]}" "$pgbin/initdb" -D "$tmp/pg/data" -U postgres -A trust >/dev/null
+  "${as_pg[@]}" "$pgbin/pg_ctl" -D "$tmp/pg/data" -l "$tmp/pg/pg.log" -w start \
+    -o "-p $pgport -k $tmp/pg -c listen_addresses='' -c max_connections=200 -c shared_buffers=256MB" >/dev/null
+  conninfo="host=$tmp/pg port=$pgport user=postgres dbname=postgres"
+fi
 
 # The input: an export of TIMERS pending timers.
 python3 - "$TIMERS" > "$tmp/in.jsonl" <<'EOF'
@@ -77,24 +87,30 @@ timed() {
 rate() { python3 -c "print(f'{$TIMERS / $1:,.0f}')"; }
 
 rows=()
-start --data-dir "$tmp/embedded"
-imp=$(timed "$bin" import --server "$addr" --batch 1000 -f "$tmp/in.jsonl")
-exp=$(timed "$bin" export --server "$addr" -o "$tmp/out-embedded.jsonl")
-bk=$(timed "$bin" backup --server "$addr" --to "$tmp/backup")
-bksize=$(du -sm "$tmp/backup" | cut -f1)
-datasize=$(du -sm "$tmp/embedded" | cut -f1)
-rows+=("| embedded (RocksDB) | $(rate "$imp")/s ($imp s) | $(rate "$exp")/s ($exp s) | $bk s, $bksize MiB (data dir $datasize MiB; the backup's tables are hard links) |")
+if wants embedded; then
+  start --data-dir "$tmp/embedded"
+  imp=$(timed "$bin" import --server "$addr" --batch 1000 -f "$tmp/in.jsonl")
+  exp=$(timed "$bin" export --server "$addr" -o "$tmp/out-embedded.jsonl")
+  bk=$(timed "$bin" backup --server "$addr" --to "$tmp/backup")
+  bksize=$(du -sm "$tmp/backup" | cut -f1)
+  datasize=$(du -sm "$tmp/embedded" | cut -f1)
+  rows+=("| embedded (RocksDB) | $(rate "$imp")/s ($imp s) | $(rate "$exp")/s ($exp s) | $bk s, $bksize MiB (data dir $datasize MiB; the backup's tables are hard links) |")
+fi
 
-start --postgres "$conninfo" --node-id bench0 --shards 16
-imp=$(timed "$bin" import --server "$addr" --batch 1000 -f "$tmp/in.jsonl")
-exp=$(timed "$bin" export --server "$addr" -o "$tmp/out-cluster.jsonl")
-rows+=("| 1-node cluster (PostgreSQL 15) | $(rate "$imp")/s ($imp s) | $(rate "$exp")/s ($exp s) | pg_dump's |")
+if wants cluster; then
+  start --postgres "$conninfo" --node-id bench0 --shards 16
+  imp=$(timed "$bin" import --server "$addr" --batch 1000 -f "$tmp/in.jsonl")
+  exp=$(timed "$bin" export --server "$addr" -o "$tmp/out-cluster.jsonl")
+  dump=$(timed "$pgbin/pg_dump" -h "$tmp/pg" -p "$pgport" -U postgres -Fc -f "$tmp/cluster.dump" postgres)
+  dumpsize=$(du -sm "$tmp/cluster.dump" | cut -f1)
+  rows+=("| 1-node cluster (PostgreSQL 15) | $(rate "$imp")/s ($imp s) | $(rate "$exp")/s ($exp s) | pg_dump -Fc: $dump s, $dumpsize MiB |")
+fi
 
 mkdir -p bench/server/results
 {
   echo "$(printf "%'d" "$TIMERS") pending timers, $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg) at the end:"
   echo
-  echo "| store | import | export | hot backup |"
+  echo "| store | import | export | backup |"
   echo "|---|---|---|---|"
   printf '%s\n' "${rows[@]}"
 } | tee bench/server/results/transfer.md
