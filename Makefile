@@ -15,6 +15,10 @@
 #                           bare RocksDB write, schedules every minute beside
 #                           one-shot timers (SCHEDULES=N of them); regenerates
 #                           docs/performance.md's regions
+#   make bench-transfer [TIMERS=N] [STORES=embedded,cluster]
+#                           tickwheel import/export rates and a backup's time
+#                           and size (N pending timers, default 1M), embedded
+#                           (hot backup) and a 1-node cluster (pg_dump)
 #   make package            the Debian package (CPack): build/package/tickwheel_*.deb
 #   make asan | make tsan   one sanitizer build of the library and its tests
 #   make server-asan        the server and its tests under GCC's ASan + UBSan
@@ -34,7 +38,7 @@ JOBS ?= $(shell nproc)
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 CMAKE_ARGS ?=
 
-.PHONY: all deps configure build package run demo test unit-test release-test asan tsan server-asan server-tsan tsa fuzz-build fuzz fuzz-test bench bench-server soak clean format
+.PHONY: all deps configure build package run demo test unit-test release-test asan tsan server-asan server-tsan tsa fuzz-build fuzz fuzz-test bench bench-server bench-transfer soak clean format
 
 all: build
 
@@ -73,9 +77,12 @@ unit-test: build
 RELEASE_ONLY_CHECKS = ServerDeliveryTest.DeliversEveryTimerOnceOnTimeAndNeverEarly \
   ServerClusterTest.ThreeNodesDeliverEveryTimerOnceOnTimeAndNeverEarly \
   ServerFaultsTest.MisbehavingReceiversEndInDeadLettersWithBoundedFilesAndMemory
-release-test: build
+# It builds everything `make build` does but the integration tests it does
+# not run (release_test_targets, CMakeLists.txt): server-asan compiles them.
+release-test: configure
+	@cmake --build $(BUILD) -j $(JOBS) --target release_test_targets
 	ctest --test-dir $(BUILD) --output-on-failure --no-tests=error -j $(JOBS) --timeout 600 \
-	  -LE '^server-integration$$'
+	  -LE '^server-integration$$' -E "$$(cat $(BUILD)/release_test_not_built.txt)"
 	@for t in $(RELEASE_ONLY_CHECKS); do \
 	  ctest --test-dir $(BUILD) --output-on-failure --no-tests=error --timeout 600 -R "^$$t$$" \
 	    || exit 1; \
@@ -186,6 +193,10 @@ bench: build
 	/usr/bin/python3 bench/core/report.py --build $(BUILD) $(if $(QUICK),--quick)
 	/usr/bin/python3 bench/runtime/report.py --build $(BUILD) $(if $(QUICK),--quick)
 	/usr/bin/python3 bench/schedule/report.py --build $(BUILD) $(if $(QUICK),--quick)
+
+bench-transfer: configure
+	@cmake --build $(BUILD) -j $(JOBS) --target tickwheel_app
+	BUILD=$(BUILD) TIMERS=$(TIMERS) STORES=$(STORES) bench/server/transfer_bench.sh
 
 bench-server: configure
 	@cmake --build $(BUILD) -j $(JOBS) --target tickwheel_app server_bench

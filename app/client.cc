@@ -44,8 +44,10 @@ std::string ClientFlags::ServerWithPort() const {
   return has_port ? base : base + ":" + kDefaultPort;
 }
 
-std::unique_ptr<server::BlockingHttpClient> ClientFlags::Client() const {
+std::unique_ptr<server::BlockingHttpClient> ClientFlags::Client(
+    std::chrono::milliseconds timeout) const {
   server::BlockingHttpClientOptions options;
+  options.timeout = timeout;
   options.ca_file = ca_file;
   if (!token_file.empty()) {
     std::ifstream in(token_file);

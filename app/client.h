@@ -7,6 +7,7 @@
 #define TICKWHEEL_APP_CLIENT_H_
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,8 +36,10 @@ struct ClientFlags {
 
   // A client for the server with the token (--token-file, else
   // $TICKWHEEL_TOKEN) and --ca-file; null, after saying why on stderr, if
-  // the token file cannot be read.
-  std::unique_ptr<server::BlockingHttpClient> Client() const;
+  // the token file cannot be read. `timeout` bounds each call (a backup of
+  // a large store takes longer than the default).
+  std::unique_ptr<server::BlockingHttpClient> Client(
+      std::chrono::milliseconds timeout = std::chrono::seconds(30)) const;
 };
 
 // "/v1/timers/ID" + `suffix`, or nullopt after printing what is wrong with

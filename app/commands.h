@@ -26,6 +26,8 @@ void RegisterDeadLetterCommands(CLI::App& app, int& exit_code);  // dead_letter_
 void RegisterInfoCommands(CLI::App& app, int& exit_code);      // info_commands.cc
 void RegisterScheduleCommands(CLI::App& app, int& exit_code);  // schedule_commands.cc
 void RegisterFlowCommands(CLI::App& app, int& exit_code);      // flow_commands.cc
+// backup, export, import, delivery pause|resume, writes pause|resume
+void RegisterDataCommands(CLI::App& app, int& exit_code);      // data_commands.cc
 
 }  // namespace tickwheel::app
 

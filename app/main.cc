@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
   RegisterScheduleCommands(app, exit_code);
   RegisterFlowCommands(app, exit_code);
   RegisterInfoCommands(app, exit_code);
+  RegisterDataCommands(app, exit_code);
 #endif
   // `tickwheel foo`: name the unknown command instead of "A subcommand is
   // required".

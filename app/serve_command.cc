@@ -31,6 +31,7 @@ void RegisterServeCommand(CLI::App& app, int& exit_code) {
                                          {"lease", "10s"},
                                          {"store-timeout", "10s"},
                                          {"header-timeout", "10s"},
+                                         {"body-timeout", "30s"},
                                          {"max-clock-offset", "1s"}});
   CLI::App* cmd = app.add_subcommand(
       "serve", "Run the durable timer server (HTTP API; embedded RocksDB store, or a "
@@ -110,6 +111,10 @@ void RegisterServeCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--header-timeout", (*flags)["header-timeout"],
                   "a request's headers must arrive within this of its first byte")
       ->capture_default_str()->check(DurationCheck());
+  cmd->add_option("--body-timeout", (*flags)["body-timeout"],
+                  "an admitted request's body must arrive within this of its headers (and "
+                  "an answer be written within this)")
+      ->capture_default_str()->check(DurationCheck());
   cmd->add_option("--max-writes", options->store.max_writes,
                   "API writes waiting for the store at once (beyond them: 503 overloaded)")
       ->capture_default_str()->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
@@ -125,6 +130,9 @@ void RegisterServeCommand(CLI::App& app, int& exit_code) {
                   "delete delivered and cancelled timers this long after they finished "
                   "(0s: keep them)")
       ->capture_default_str()->check(DurationCheck());
+  cmd->add_flag("--pause-delivery", options->pause_delivery,
+                "start without firing timers (reads and writes are served) until "
+                "`tickwheel delivery resume`: for a move between stores");
   cmd->add_option("--log-level", options->log_level,
                   "trace, debug (adds a line per delivery attempt), info, warn, error")
       ->capture_default_str()
@@ -193,12 +201,16 @@ void RegisterServeCommand(CLI::App& app, int& exit_code) {
     options->retention = Ms((*flags)["retention"]);
     options->store.timeout = Ms((*flags)["store-timeout"]);
     options->http.header_timeout = Ms((*flags)["header-timeout"]);
+    options->http.read_timeout = Ms((*flags)["body-timeout"]);
     options->max_clock_offset = Ms((*flags)["max-clock-offset"]);
     if (options->store.timeout.count() < 100) {
       throw CLI::ValidationError("--store-timeout", "must be at least 100ms");
     }
     if (options->http.header_timeout.count() < 100) {
       throw CLI::ValidationError("--header-timeout", "must be at least 100ms");
+    }
+    if (options->http.read_timeout.count() < 100) {
+      throw CLI::ValidationError("--body-timeout", "must be at least 100ms");
     }
     if (options->scheduler.window.count() < 100) {
       throw CLI::ValidationError("--window", "must be at least 100ms");

@@ -7,7 +7,7 @@
 # depends on (directly or not), nothing else: an include of another server
 # directory stops the configuration, so the layering cannot drift.
 set(TICKWHEEL_SERVER_DIRS api cli common delivery egress flow schedule scheduler serve store timer
-    cluster ui)
+    cluster transfer ui)
 
 function(tickwheel_server_library dir)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPENDS;PUBLIC_LIBS;PRIVATE_LIBS" ${ARGN})

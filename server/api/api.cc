@@ -31,17 +31,19 @@ bool HasBody(const HttpRequest& head) {
 }  // namespace
 
 Api::Api(Handlers handlers, Metrics& metrics, Gauges gauges, HealthDetail health,
-         ApiAccess access, StaticFiles static_files)
+         ApiAccess access, StaticFiles static_files, const std::atomic<bool>* writes_paused)
     : timers_(handlers.timers),
       dead_letters_(handlers.dead_letters),
       schedules_(handlers.schedules),
       stats_(handlers.stats),
       flows_(handlers.flows),
+      admin_(handlers.admin),
       metrics_(metrics),
       gauges_(std::move(gauges)),
       health_(std::move(health)),
       access_(std::move(access)),
-      static_files_(std::move(static_files)) {}
+      static_files_(std::move(static_files)),
+      writes_paused_(writes_paused) {}
 
 Admission Api::Answer(Route::Kind kind, HttpResponse res) {
   metrics_.http_requests.Count(RouteTemplate(kind), res.result_int());
@@ -87,6 +89,10 @@ Admission Api::Admit(const HttpRequest& head) {
                          : who.status();
     if (!allowed.ok()) return refuse(AuthErrorResponse(allowed));
     role = *who;
+    if (AdminOnly(route.kind) && role == Role::kRead) {
+      return refuse(AuthErrorResponse(Status(StatusCode::kPermissionDenied, "forbidden",
+                                             std::string(path) + " needs an admin token")));
+    }
   }
   if (route.kind == Route::Kind::kNone) {
     // The console's paths reach here only when it is off (static_files
@@ -111,6 +117,15 @@ Admission Api::Admit(const HttpRequest& head) {
         StatusCode::kUnavailable, "draining",
         "the server is shutting down (draining) and takes no more changes; send it to another "
         "node, or again once this one is back")));
+  }
+  // A client's change (not an operator's admin call) while writes are
+  // paused for a move.
+  if (v1 && method != http::verb::get && method != http::verb::head && !AdminOnly(route.kind) &&
+      writes_paused_ != nullptr && writes_paused_->load()) {
+    return refuse(ErrorResponse(
+        Status(StatusCode::kUnavailable, "writes_paused",
+               "this server takes no writes now (an operator paused them, e.g. to move its "
+               "timers to another store); try again, or at the new address")));
   }
   return Admission{std::nullopt, [this, route, role, cors](HttpRequest& req) {
                      return Handle(req, route, role, cors);
@@ -216,6 +231,27 @@ asio::awaitable<HttpResponse> Api::Handle(HttpRequest& req, Route route, Role ro
       break;
     case Route::Kind::kOpenApi:
       res = OpenApiResponse(req);
+      break;
+    case Route::Kind::kAdminBackup:
+      if (method == http::verb::post) res = co_await admin_.Backup(req);
+      break;
+    case Route::Kind::kAdminExport:
+      if (method == http::verb::get) res = co_await admin_.Export(query);
+      break;
+    case Route::Kind::kAdminImport:
+      if (method == http::verb::post) res = co_await admin_.Import(req);
+      break;
+    case Route::Kind::kAdminDeliveryPause:
+    case Route::Kind::kAdminDeliveryResume:
+      if (method == http::verb::post) {
+        res = co_await admin_.Delivery(route.kind == Route::Kind::kAdminDeliveryPause);
+      }
+      break;
+    case Route::Kind::kAdminWritesPause:
+    case Route::Kind::kAdminWritesResume:
+      if (method == http::verb::post) {
+        res = admin_.Writes(route.kind == Route::Kind::kAdminWritesPause);
+      }
       break;
     case Route::Kind::kTimer:
       if (method == http::verb::get) {

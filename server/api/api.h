@@ -26,6 +26,7 @@
 #include <string>
 #include <string_view>
 
+#include "api/admin_handlers.h"
 #include "api/auth.h"
 #include "api/dead_letter_handlers.h"
 #include "api/flow_handlers.h"
@@ -58,6 +59,11 @@ struct ApiAccess {
 // needs no token but is checked for Host and Origin; /metrics is open
 // unless access.metrics_auth. While draining, /healthz answers 503 "draining" and
 // so does every /v1 request but GET.
+// /v1/admin/ routes need an admin token (even to GET an export: it holds
+// target header values). While clients' writes are paused (admin
+// writes:pause, for a move), creates, reschedules, cancels, retries, the
+// bulk dead-letter actions and schedule and flow changes answer 503
+// "writes_paused"; reads and the admin routes are served.
 //
 // Thread safety: Admit and the handlers it returns may run on any number of
 // threads at once.
@@ -79,10 +85,13 @@ class Api {
     StatsHandlers& stats;
     ScheduleHandlers& schedules;
     FlowHandlers& flows;
+    AdminHandlers& admin;
   };
 
+  // `writes_paused` (may be null: never paused) must outlive this.
   Api(Handlers handlers, Metrics& metrics, Gauges gauges, HealthDetail health = {},
-      ApiAccess access = {}, StaticFiles static_files = {});
+      ApiAccess access = {}, StaticFiles static_files = {},
+      const std::atomic<bool>* writes_paused = nullptr);
 
   // What HttpServer calls with each request's head. Every answer is
   // counted by route template and status code.
@@ -102,11 +111,13 @@ class Api {
   ScheduleHandlers& schedules_;
   StatsHandlers& stats_;
   FlowHandlers& flows_;
+  AdminHandlers& admin_;
   Metrics& metrics_;
   const Gauges gauges_;
   const HealthDetail health_;
   const ApiAccess access_;
   const StaticFiles static_files_;
+  const std::atomic<bool>* const writes_paused_;
   std::atomic<bool> draining_{false};
 };
 

@@ -78,6 +78,13 @@ Route MatchRoute(std::string_view path) {
   if (path == "/v1/stats/series") return {Route::Kind::kStatsSeries};
   if (path == "/v1/cluster") return {Route::Kind::kCluster};
   if (path == "/v1/openapi.json") return {Route::Kind::kOpenApi};
+  if (path == "/v1/admin/backup") return {Route::Kind::kAdminBackup};
+  if (path == "/v1/admin/export") return {Route::Kind::kAdminExport};
+  if (path == "/v1/admin/import") return {Route::Kind::kAdminImport};
+  if (path == "/v1/admin/delivery:pause") return {Route::Kind::kAdminDeliveryPause};
+  if (path == "/v1/admin/delivery:resume") return {Route::Kind::kAdminDeliveryResume};
+  if (path == "/v1/admin/writes:pause") return {Route::Kind::kAdminWritesPause};
+  if (path == "/v1/admin/writes:resume") return {Route::Kind::kAdminWritesResume};
   constexpr std::string_view kSchedules = "/v1/schedules";
   if (path == kSchedules) return {Route::Kind::kSchedules};
   if (path.size() > kSchedules.size() + 1 && path.substr(0, kSchedules.size() + 1) == "/v1/schedules/") {
@@ -130,6 +137,13 @@ std::string_view RouteTemplate(Route::Kind kind) {
     case Route::Kind::kFlowPause: return "/v1/flows/{key}:pause";
     case Route::Kind::kFlowResume: return "/v1/flows/{key}:resume";
     case Route::Kind::kOpenApi: return "/v1/openapi.json";
+    case Route::Kind::kAdminBackup: return "/v1/admin/backup";
+    case Route::Kind::kAdminExport: return "/v1/admin/export";
+    case Route::Kind::kAdminImport: return "/v1/admin/import";
+    case Route::Kind::kAdminDeliveryPause: return "/v1/admin/delivery:pause";
+    case Route::Kind::kAdminDeliveryResume: return "/v1/admin/delivery:resume";
+    case Route::Kind::kAdminWritesPause: return "/v1/admin/writes:pause";
+    case Route::Kind::kAdminWritesResume: return "/v1/admin/writes:resume";
     case Route::Kind::kNone: return "other";
   }
   return "other";
@@ -160,9 +174,29 @@ const char* AllowedMethods(Route::Kind kind) {
     case Route::Kind::kFlow: return "GET, PUT, DELETE";
     case Route::Kind::kFlowPause:
     case Route::Kind::kFlowResume: return "POST";
+    case Route::Kind::kAdminExport: return "GET";
+    case Route::Kind::kAdminBackup:
+    case Route::Kind::kAdminImport:
+    case Route::Kind::kAdminDeliveryPause:
+    case Route::Kind::kAdminDeliveryResume:
+    case Route::Kind::kAdminWritesPause:
+    case Route::Kind::kAdminWritesResume: return "POST";
     case Route::Kind::kNone: return "";
   }
   return "";
+}
+
+bool AdminOnly(Route::Kind kind) {
+  switch (kind) {
+    case Route::Kind::kAdminBackup:
+    case Route::Kind::kAdminExport:
+    case Route::Kind::kAdminImport:
+    case Route::Kind::kAdminDeliveryPause:
+    case Route::Kind::kAdminDeliveryResume:
+    case Route::Kind::kAdminWritesPause:
+    case Route::Kind::kAdminWritesResume: return true;
+    default: return false;
+  }
 }
 
 bool MethodAllowed(Route::Kind kind, std::string_view method) {

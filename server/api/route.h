@@ -22,6 +22,8 @@ struct Route {
     kSchedules, kSchedule, kSchedulePause, kScheduleResume, kScheduleTrigger, kScheduleBackfill,
     kFlows, kFlow, kFlowPause, kFlowResume,
     kOpenApi,  // the API's description, docs/openapi.json: GET, no token
+    kAdminBackup, kAdminExport, kAdminImport, kAdminDeliveryPause, kAdminDeliveryResume,
+    kAdminWritesPause, kAdminWritesResume,
   };
   Kind kind = Kind::kNone;
   // kTimer, kTimerRetry, kSchedule and its actions: the path's id; kFlow
@@ -46,6 +48,10 @@ bool MethodAllowed(Route::Kind kind, std::string_view method);
 // schedule's, a flow's; a malformed %-escape is refused naming the id
 // (key). Ok for routes without one. What Admit answers 400 by.
 Status CheckPathId(const Route& route);
+// Whether the route is an operator's (/v1/admin/...): it needs an admin
+// token whatever its method (an export holds target header values), and
+// it is served while clients' writes are paused.
+bool AdminOnly(Route::Kind kind);
 // The route's template, the `route` label of tickwheel_http_requests_total
 // ("/v1/timers/{id}"; "other" for no route): never a raw path, so the
 // label's values are bounded. A new route kind gets its template here.

@@ -358,7 +358,8 @@ bool LeaseManager::Rebalance(PgConnection& c) {
   const std::vector<int>& owned_now = keeping;
   const auto started = std::chrono::steady_clock::now();
   Result<PgResult> taken = c.Exec(
-      "UPDATE tickwheel_shard_leases SET owner = $1, epoch = epoch + 1, "
+      "UPDATE tickwheel_shard_leases SET owner = $1, "
+      "epoch = greatest(epoch + 1, (extract(epoch from clock_timestamp()) * 1000000)::bigint), "
       "expires_at = now() + $3::bigint * interval '1 millisecond' "
       "WHERE shard IN (SELECT shard FROM tickwheel_shard_leases "
       "WHERE owner IS NULL OR expires_at < now() ORDER BY random() LIMIT $2 "

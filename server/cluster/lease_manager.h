@@ -68,8 +68,13 @@ struct LeaseCallbacks {
 
 // Each node heartbeats a row in tickwheel_nodes; the fair share is the shard
 // count over the live nodes, rounded up. A lease is (owner, epoch, expires
-// at, by the database's clock); acquiring one increments its epoch, so
-// writes fenced by the old epoch fail (store/shard_fence.h). Locally a lease
+// at, by the database's clock); acquiring one raises its epoch, so writes
+// fenced by the old epoch fail (store/shard_fence.h). The new epoch is one
+// more than the row's, or the database's clock in microseconds if that is
+// larger: epochs never repeat, even after the database is restored from a
+// backup taken before later epochs were handed out (a node still holding
+// one of those, paused or with a node id used twice, cannot match a new
+// lease; docs/operations.md, "Backing up the cluster"). Locally a lease
 // counts as held only until the lease duration after the renewal that last
 // reached the database began: then the node stops firing those shards, no
 // later than the database would let another node start. Extra shards (a

@@ -117,4 +117,21 @@ Result<FlowView> FlowService::SetPaused(const std::string& key, bool paused) {
   });
 }
 
+Result<std::optional<FlowSettings>> FlowService::Adopt(const std::string& key,
+                                                        const FlowSettings& settings) {
+  const std::string bytes = EncodeFlowSettings(settings);
+  std::optional<FlowSettings> before;
+  Result<FlowView> view = Change(key, [&](const std::optional<std::string>& stored)
+                                          -> Result<std::optional<std::string>> {
+    before.reset();  // the change may run again (a conflict between nodes)
+    if (!stored) return std::optional<std::string>(bytes);
+    Result<FlowSettings> old = DecodeFlowSettings(key, *stored);
+    if (!old.ok()) return old.status();
+    before = std::move(*old);
+    return stored;
+  });
+  if (!view.ok()) return view.status();
+  return before;
+}
+
 }  // namespace tickwheel::server

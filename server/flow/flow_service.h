@@ -72,6 +72,12 @@ class FlowService {
   // some, with the defaults for the rest).
   Result<FlowView> SetPaused(const std::string& key, bool paused);
 
+  // An import's settings (docs/operations.md, Export and import): stored
+  // as they are (their updated_ms kept) if the flow has none; otherwise the
+  // stored ones are left as they are. Returns what was stored before
+  // (nullopt: none, so `settings` are stored now); the caller compares.
+  Result<std::optional<FlowSettings>> Adopt(const std::string& key, const FlowSettings& settings);
+
   // Reads every flow's settings from the store into the registry (every
   // second, and at start). Settings it cannot read are logged and skipped.
   Status Refresh();

@@ -38,6 +38,19 @@ void Scheduler::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+void Scheduler::Pause(bool paused) {
+  {
+    internal::MutexLock lock(mutex_);
+    paused_ = paused;
+  }
+  sleeper_->Wake();
+}
+
+bool Scheduler::paused() const {
+  internal::MutexLock lock(mutex_);
+  return paused_;
+}
+
 void Scheduler::AddShards(const std::vector<int>& shards) {
   const std::int64_t now_ms = clock_.WallMs();
   {
@@ -522,30 +535,33 @@ void Scheduler::Loop() {
       next_collect_ = steady_now + kCollectEvery;
       gate_.Collect(now_ms);
     }
-    wheel_.Advance(steady_now, [&](std::string id) {
-      mutex_.AssertHeld();  // Advance calls back under our lock
-      auto it = entries_.find(id);
-      if (it == entries_.end() || it->second.in_flight || it->second.waiting) return;
-      Entry& entry = it->second;
-      entry.timer = TimerId();
-      entry.waiting = true;
-      // Since when it waits for its flow: since its flow kept it out of the
-      // window past its due time (RefillFlow), else now.
-      const bool held = entry.held_since_ms != 0;
-      gate_.Ready(*entry.flow, {entry.due_ms, std::move(id), ""},
-                  held ? entry.held_since_ms : now_ms, held);
-    });
-    gate_next_ = gate_.Release(steady_now, now_ms, released);
-    for (ReleasedEntry& r : released) {
-      auto it = entries_.find(r.entry.id);
-      if (it == entries_.end() || !it->second.waiting) continue;  // cannot be: Unready
-      it->second.waiting = false;
-      it->second.in_flight = true;
-      it->second.slot = true;
-      ++in_flight_;
-      fired.push_back({std::move(r.entry), r.throttled_ms});
+    // Paused (delivery:pause): due timers wait in the wheel and the gate.
+    if (!paused_) {
+      wheel_.Advance(steady_now, [&](std::string id) {
+        mutex_.AssertHeld();  // Advance calls back under our lock
+        auto it = entries_.find(id);
+        if (it == entries_.end() || it->second.in_flight || it->second.waiting) return;
+        Entry& entry = it->second;
+        entry.timer = TimerId();
+        entry.waiting = true;
+        // Since when it waits for its flow: since its flow kept it out of the
+        // window past its due time (RefillFlow), else now.
+        const bool held = entry.held_since_ms != 0;
+        gate_.Ready(*entry.flow, {entry.due_ms, std::move(id), ""},
+                    held ? entry.held_since_ms : now_ms, held);
+      });
+      gate_next_ = gate_.Release(steady_now, now_ms, released);
+      for (ReleasedEntry& r : released) {
+        auto it = entries_.find(r.entry.id);
+        if (it == entries_.end() || !it->second.waiting) continue;  // cannot be: Unready
+        it->second.waiting = false;
+        it->second.in_flight = true;
+        it->second.slot = true;
+        ++in_flight_;
+        fired.push_back({std::move(r.entry), r.throttled_ms});
+      }
+      released.clear();
     }
-    released.clear();
     if (!fired.empty()) {
       lock.Unlock();
       fire_(std::move(fired));
@@ -562,11 +578,13 @@ void Scheduler::Loop() {
     }
     if (!shards_to_load_.empty()) until = std::min(until, retry_load_at_);
     if (room && !shards_.empty()) until = std::min(until, next_sweep_);
-    if (!deferred_.empty() && flow_refill_retry_at_ > steady_now) {
-      until = std::min(until, flow_refill_retry_at_);
+    if (!paused_) {
+      if (!deferred_.empty() && flow_refill_retry_at_ > steady_now) {
+        until = std::min(until, flow_refill_retry_at_);
+      }
+      until = std::min(until, gate_next_);
+      if (auto next = wheel_.NextDeadline(); next && *next < until) until = *next;
     }
-    until = std::min(until, gate_next_);
-    if (auto next = wheel_.NextDeadline(); next && *next < until) until = *next;
     if (until <= steady_now) continue;
     sleeping_until_ = until;
     lock.Unlock();

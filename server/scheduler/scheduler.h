@@ -90,6 +90,12 @@ class Scheduler {
   // Stops firing; after it returns `fire` is not called again. Idempotent.
   void Stop();
 
+  // While paused, nothing is fired: due timers wait (loaded, up to the
+  // cap) and fire once resumed, late but never lost; everything else goes
+  // on. Timers already fired finish. May be called before Start.
+  void Pause(bool paused);
+  bool paused() const;
+
   // This node now owns `shards`: their timers within the window are loaded
   // (by the scheduler's thread, soon).
   void AddShards(const std::vector<int>& shards);
@@ -230,6 +236,7 @@ class Scheduler {
   std::uint64_t swept_ TW_GUARDED_BY(mutex_) = 0;
   TimePoint next_sweep_ TW_GUARDED_BY(mutex_);
   bool stop_ TW_GUARDED_BY(mutex_) = false;
+  bool paused_ TW_GUARDED_BY(mutex_) = false;
   std::thread thread_;
 };
 

@@ -43,6 +43,9 @@ struct ServeOptions {
   // finished; 0 keeps them forever.
   std::chrono::milliseconds retention{std::chrono::hours(24 * 7)};
   std::string log_level = "info";
+  // Start without firing timers (docs/operations.md, moving to a cluster):
+  // reads and writes are served; POST /v1/admin/delivery:resume starts it.
+  bool pause_delivery = false;
 
   // Access (docs/server.md, "Access").
   std::string auth_token_file;         // "ROLE TOKEN" lines; empty: no tokens

@@ -222,6 +222,11 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
         std::move(callbacks));
   }
 
+  if (!cluster) {
+    std::string backup_note;
+    if (Status bad = CheckBackupFormat(options.data_dir, &backup_note); !bad.ok()) return bad;
+    if (!backup_note.empty()) spdlog::info("{}", backup_note);
+  }
   StoreOptions store_options;
   store_options.data_dir = options.data_dir;
   store_options.postgres = options.postgres;
@@ -285,6 +290,11 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
       s->flows_.get());
   s->dispatcher_ = std::make_unique<Dispatcher>(*s->store_, *s->scheduler_, clock, *s->webhook_,
                                                 s->nats_.get(), metrics);
+  if (options.pause_delivery) {
+    s->scheduler_->Pause(true);
+    spdlog::warn("--pause-delivery: no timer is fired until POST /v1/admin/delivery:resume "
+                 "(tickwheel delivery resume)");
+  }
   s->store_->SetDueListener(
       [raw](const std::string& id, std::optional<std::int64_t> due, const std::string& flow) {
         raw->scheduler_->OnDueChange(id, due, flow);
@@ -336,6 +346,25 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
   sources.in_window = [raw] { return raw->scheduler_->loaded(); };
   s->stats_ = std::make_unique<StatsHandlers>(*s->store_calls_, clock, metrics, *s->series_,
                                               std::move(sources));
+  s->exports_ = std::make_unique<ExportSessions>(*s->store_, clock);
+  s->backups_ = std::make_unique<BackupTaker>(*s->store_);
+  s->admin_pool_ = std::make_unique<asio::thread_pool>(2);
+  AdminControls controls;
+  controls.pause_delivery = [raw](bool paused) {
+    raw->scheduler_->Pause(paused);
+    spdlog::info("delivery {}", paused ? "paused (POST /v1/admin/delivery:resume resumes it)"
+                                       : "resumed");
+  };
+  controls.delivery_paused = [raw] { return raw->scheduler_->paused(); };
+  // The scheduler's count: a timer is in flight from the moment it fires
+  // (before the dispatcher sees it) until its outcome is written.
+  controls.in_flight = [raw] { return static_cast<std::int64_t>(raw->scheduler_->in_flight()); };
+  controls.writes_paused = &s->writes_paused_;
+  controls.pause_wait = options.drain_timeout;
+  s->admin_ = std::make_unique<AdminHandlers>(
+      AdminParts{*s->store_calls_, clock, *s->flow_service_, *s->exports_, *s->backups_, *s->admin_pool_,
+                 cluster ? "postgres" : "embedded"},
+      limits, std::move(controls));
   const bool tokens = security->access.auth.enabled();
   const std::size_t token_count = security->access.auth.size();
   Api::StaticFiles console;
@@ -348,10 +377,10 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
   }
   s->api_ = std::make_unique<Api>(
       Api::Handlers{*s->handlers_, *s->dead_letters_, *s->stats_, *s->schedules_,
-                    *s->flow_handlers_},
+                    *s->flow_handlers_, *s->admin_},
       metrics,
       [raw](std::string& out) { raw->AppendGauges(out); }, [raw] { return raw->HealthDetail(); },
-      std::move(security->access), std::move(console));
+      std::move(security->access), std::move(console), &s->writes_paused_);
   if (tokens) {
     spdlog::info("access: {} token(s) from --auth-token-file; /metrics {}", token_count,
                  options.metrics_auth ? "needs a token" : "open");
@@ -411,6 +440,8 @@ void Server::StartCluster(const std::string& node_id, const std::string& owner) 
 
 std::string Server::HealthDetail() const {
   std::string out = store_calls_->available() ? R"(,"store":"ok")" : R"(,"store":"unavailable")";
+  if (scheduler_->paused()) out += ",\"delivery\":\"paused\"";
+  if (writes_paused_.load()) out += ",\"writes\":\"paused\"";
   if (!leases_) return out;
   return out + ",\"node\":" + boost::json::serialize(boost::json::string(node_id_)) + ",\"shards_owned\":" +
          std::to_string(leases_->owned().size()) +
@@ -552,6 +583,8 @@ void Server::Drain(const std::function<bool()>& cut_short) {
           std::chrono::steady_clock::now() + std::chrono::seconds(2), cut_short);
   ioc_.stop();
   for (auto& t : http_threads_) t.join();
+  admin_pool_->join();  // backups and export pages in progress finish
+  exports_->Clear();    // their snapshots go before the store closes
   series_sampler_.reset();
   if (retention_) retention_->Stop();
   store_calls_->Stop();

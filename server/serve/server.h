@@ -6,11 +6,13 @@
 
 #include <atomic>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <functional>
 #include <memory>
 #include <thread>
 #include <vector>
 
+#include "api/admin_handlers.h"
 #include "api/api.h"
 #include "api/flow_handlers.h"
 #include "api/http_server.h"
@@ -34,6 +36,8 @@
 #include "store/retention.h"
 #include "store/timer_store.h"
 #include "tickwheel/internal/periodic_thread.h"
+#include "transfer/backup.h"
+#include "transfer/export_sessions.h"
 
 namespace tickwheel::server {
 
@@ -93,6 +97,13 @@ class Server {
   std::unique_ptr<ScheduleHandlers> schedules_;
   std::unique_ptr<DeadLetterHandlers> dead_letters_;
   std::unique_ptr<StatsHandlers> stats_;
+  // The admin routes': exports in progress, backups, and the threads they
+  // run on (joined before the others go).
+  std::unique_ptr<ExportSessions> exports_;
+  std::unique_ptr<BackupTaker> backups_;
+  std::unique_ptr<boost::asio::thread_pool> admin_pool_;
+  std::unique_ptr<AdminHandlers> admin_;
+  std::atomic<bool> writes_paused_{false};
   std::unique_ptr<Api> api_;
   boost::asio::io_context ioc_;
   std::unique_ptr<HttpServer> http_;

@@ -13,6 +13,7 @@ constexpr std::uint8_t kFormat1 = 1;
 constexpr std::uint8_t kFormat2 = 2;
 constexpr std::uint8_t kFormat3 = 3;
 constexpr std::uint16_t kMaxHeaders = 256;
+static_assert(kFormat3 == kRecordFormat, "kRecordFormat names the format EncodeRecord writes");
 
 // The fields formats 1 and 2 share, in their order.
 bool ReadTimes(BinaryReader& in, TimerRecord& r) {

@@ -11,6 +11,10 @@
 
 namespace tickwheel::server {
 
+// The format EncodeRecord writes; backups and exports name it, so that a
+// server can tell a copy it cannot read.
+inline constexpr int kRecordFormat = 3;
+
 // Format 3 (format 2 and the timer's flow, and each attempt's throttled_ms).
 // Formats 1 (before digests were stable and attempts were logged) and 2
 // (before flows) are still read: format 1 records come back with

@@ -9,6 +9,7 @@
 #include <rocksdb/slice_transform.h>
 #include <rocksdb/statistics.h>
 #include <rocksdb/table.h>
+#include <rocksdb/utilities/checkpoint.h>
 #include <rocksdb/write_batch.h>
 
 #include <algorithm>
@@ -323,6 +324,37 @@ Result<std::unique_ptr<rocksdb::DB>> OpenDb(const rocksdb::Options& options,
   }
   return std::unique_ptr<rocksdb::DB>(db);
 }
+
+class RocksDbTimerStore;
+
+// An export's view of the embedded store: a RocksDB snapshot, taken in one
+// generation of the database (it is closed and opened again after a write
+// error). If the store reopens or closes meanwhile, its pages fail (the
+// export starts again) and the snapshot goes with the old database.
+class RocksDbSnapshot final : public StoreSnapshot {
+ public:
+  RocksDbSnapshot(const RocksDbTimerStore& store, std::uint64_t generation,
+                  const rocksdb::Snapshot* snapshot, StateCounts counts, std::int64_t taken_ms)
+      : store_(store),
+        generation_(generation),
+        snapshot_(snapshot),
+        counts_(counts),
+        taken_ms_(taken_ms) {}
+  ~RocksDbSnapshot() override;
+
+  Result<Page> Timers(const std::optional<std::string>& after, std::size_t limit,
+                      std::size_t max_bytes, unsigned states) override;
+  Result<Rest> SchedulesAndFlows() override;
+  const StateCounts& counts() const override { return counts_; }
+  std::int64_t taken_ms() const override { return taken_ms_; }
+
+ private:
+  const RocksDbTimerStore& store_;
+  const std::uint64_t generation_;
+  const rocksdb::Snapshot* const snapshot_;
+  const StateCounts counts_;
+  const std::int64_t taken_ms_;
+};
 
 // A store written before flows gets each scheduled timer's flow into its
 // due-index entry, once (then the marker key says so).
@@ -725,6 +757,143 @@ class RocksDbTimerStore final : public TimerStore {
     return std::optional<ClusterState>();
   }
 
+  Result<std::unique_ptr<StoreSnapshot>> Snapshot() const override {
+    ReopenIfBroken();
+    internal::ReaderLock lock(db_mutex_);
+    if (!db_) return Recovering();
+    const rocksdb::Snapshot* snapshot = db_->GetSnapshot();
+    rocksdb::ReadOptions ro;
+    ro.snapshot = snapshot;
+    StateCounts counts{};
+    for (int i = 0; i < kNumStates; ++i) {
+      std::string value;
+      rocksdb::Status s = db_->Get(ro, CountKey(i), &value);
+      if (!s.ok() && !s.IsNotFound()) {
+        db_->ReleaseSnapshot(snapshot);
+        return ReadError(s);
+      }
+      counts[i] = s.ok() ? Int64AddOperator::Decode(value) : 0;
+    }
+    const std::int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                    std::chrono::system_clock::now().time_since_epoch())
+                                    .count();
+    return std::unique_ptr<StoreSnapshot>(
+        new RocksDbSnapshot(*this, generation_, snapshot, counts, now_ms));
+  }
+
+  // The page of a RocksDbSnapshot (see StoreSnapshot::Timers).
+  Result<StoreSnapshot::Page> SnapshotPage(std::uint64_t generation,
+                                           const rocksdb::Snapshot* snapshot,
+                                           const std::optional<std::string>& after,
+                                           std::size_t limit, std::size_t max_bytes,
+                                           unsigned states) const {
+    internal::ReaderLock lock(db_mutex_);
+    if (!db_ || generation != generation_) {
+      return Status::Unavailable(
+          "the store was reopened (after a write error) or closed during the export; "
+          "start the export again");
+    }
+    const std::string upper(1, static_cast<char>(kRecordPrefix + 1));
+    rocksdb::Slice upper_slice(upper);
+    rocksdb::ReadOptions ro;
+    ro.snapshot = snapshot;
+    ro.iterate_upper_bound = &upper_slice;
+    ro.fill_cache = false;  // a pass over everything: keep the hot blocks cached
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+    const std::string start = after ? RecordKey(*after) : std::string(1, kRecordPrefix);
+    it->Seek(start);
+    if (after && it->Valid() && it->key() == rocksdb::Slice(start)) it->Next();
+    StoreSnapshot::Page page;
+    std::size_t scanned = 0;
+    std::size_t bytes = 0;
+    std::string last;
+    for (; it->Valid() && page.records.size() < limit &&
+           scanned < StoreSnapshot::kPageScanBudget &&
+           (bytes < max_bytes || page.records.empty());
+         it->Next()) {
+      ++scanned;
+      last.assign(it->key().data() + 1, it->key().size() - 1);
+      Result<TimerRecord> r = DecodeRecord(last, std::string_view(it->value().data(),
+                                                                  it->value().size()));
+      if (!r.ok()) return r.status();
+      if ((states & (1u << static_cast<unsigned>(r->state))) == 0) continue;
+      bytes += 256 + r->payload.size() + r->target.size();
+      page.records.push_back(std::move(*r));
+    }
+    if (!it->status().ok()) return ReadError(it->status());
+    if (it->Valid() && scanned > 0) page.next = std::move(last);
+    return page;
+  }
+
+  // The snapshot's keys under `prefix` (one byte), without it, and values.
+  Result<std::vector<std::pair<std::string, std::string>>> SnapshotScan(
+      std::uint64_t generation, const rocksdb::Snapshot* snapshot, char prefix) const {
+    internal::ReaderLock lock(db_mutex_);
+    if (!db_ || generation != generation_) {
+      return Status::Unavailable(
+          "the store was reopened (after a write error) or closed during the export; "
+          "start the export again");
+    }
+    const std::string lower(1, prefix);
+    const std::string upper(1, static_cast<char>(prefix + 1));
+    rocksdb::Slice upper_slice(upper);
+    rocksdb::ReadOptions ro;
+    ro.snapshot = snapshot;
+    ro.iterate_upper_bound = &upper_slice;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+    std::vector<std::pair<std::string, std::string>> out;
+    for (it->Seek(lower); it->Valid(); it->Next()) {
+      out.emplace_back(it->key().ToString().substr(1), it->value().ToString());
+    }
+    if (!it->status().ok()) return ReadError(it->status());
+    return out;
+  }
+
+  Result<StoreSnapshot::Rest> SnapshotRest(std::uint64_t generation,
+                                           const rocksdb::Snapshot* snapshot) const {
+    StoreSnapshot::Rest rest;
+    auto schedules = SnapshotScan(generation, snapshot, kScheduleRecordPrefix);
+    if (!schedules.ok()) return schedules.status();
+    for (auto& [id, value] : *schedules) {
+      Result<ScheduleRow> row = DecodeScheduleValue(id, value);
+      if (!row.ok()) return row.status();
+      rest.schedules.push_back(std::move(*row));
+    }
+    auto flows = SnapshotScan(generation, snapshot, kFlowSettingsPrefix);
+    if (!flows.ok()) return flows.status();
+    rest.flows = std::move(*flows);
+    return rest;
+  }
+
+  // Gives back a RocksDbSnapshot's snapshot, if its database is still open.
+  void ReleaseSnapshot(std::uint64_t generation, const rocksdb::Snapshot* snapshot) const {
+    internal::ReaderLock lock(db_mutex_);
+    if (db_ && generation == generation_) db_->ReleaseSnapshot(snapshot);
+  }
+
+  Status Checkpoint(const std::string& dir) override {
+    std::error_code ec;
+    if (std::filesystem::exists(dir, ec)) {
+      return Status::Invalid("backup_exists",
+                             dir + " exists: a backup goes into a new directory", "to");
+    }
+    ReopenIfBroken();
+    internal::ReaderLock lock(db_mutex_);
+    if (!db_) return Recovering();
+    rocksdb::Checkpoint* raw = nullptr;
+    rocksdb::Status s = rocksdb::Checkpoint::Create(db_.get(), &raw);
+    std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
+    // log_size_for_flush 0: the memtables are flushed first, so the copy
+    // holds every completed write in its tables (and the log since).
+    if (s.ok()) s = checkpoint->CreateCheckpoint(dir, 0);
+    if (!s.ok()) {
+      std::filesystem::remove_all(dir, ec);
+      return Status(StatusCode::kUnavailable, "backup_failed",
+                    "the backup into " + dir + " failed: " + s.ToString());
+    }
+    return Status::Ok();
+  }
+
   int shard_count() const override { return 1; }
   int ShardOf(std::string_view) const override { return 0; }
 
@@ -754,6 +923,7 @@ class RocksDbTimerStore final : public TimerStore {
     internal::WriterLock lock(db_mutex_);
     if (db_ && !broken_.load()) db_->FlushWAL(/*sync=*/true);
     db_.reset();
+    ++generation_;
   }
 
  private:
@@ -803,6 +973,7 @@ class RocksDbTimerStore final : public TimerStore {
     last_reopen_ = now;
     if (db_ && !DirectoryTakesWrites()) return;
     db_.reset();  // without flushing its log: the failed writer may not be used
+    ++generation_;  // exports' snapshots went with it
     Result<std::unique_ptr<rocksdb::DB>> db = OpenDb(db_options_, dir_);
     if (!db.ok()) return;  // still bad: the next read or write tries again
     db_ = std::move(*db);
@@ -919,10 +1090,24 @@ class RocksDbTimerStore final : public TimerStore {
   // Readers and writers hold it shared; reopening holds it exclusively.
   mutable internal::SharedMutex db_mutex_;
   mutable std::unique_ptr<rocksdb::DB> db_ TW_PT_GUARDED_BY(db_mutex_);
+  // Opens of the database: a snapshot belongs to the one it was taken in.
+  mutable std::uint64_t generation_ TW_GUARDED_BY(db_mutex_) = 0;
   mutable std::chrono::steady_clock::time_point last_reopen_ TW_GUARDED_BY(db_mutex_);
   std::mutex flow_settings_mutex_;
   std::unique_ptr<GroupWriter> writer_;
 };
+
+RocksDbSnapshot::~RocksDbSnapshot() { store_.ReleaseSnapshot(generation_, snapshot_); }
+
+Result<StoreSnapshot::Page> RocksDbSnapshot::Timers(const std::optional<std::string>& after,
+                                                    std::size_t limit, std::size_t max_bytes,
+                                                    unsigned states) {
+  return store_.SnapshotPage(generation_, snapshot_, after, limit, max_bytes, states);
+}
+
+Result<StoreSnapshot::Rest> RocksDbSnapshot::SchedulesAndFlows() {
+  return store_.SnapshotRest(generation_, snapshot_);
+}
 
 }  // namespace
 

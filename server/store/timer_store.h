@@ -169,6 +169,45 @@ struct ClusterState {
   std::vector<ShardLease> leases;  // by shard
 };
 
+// A consistent view of every timer as of one moment (an export): what it
+// reads is what the store held then, whatever was written since.
+//
+// Thread safety: one caller at a time. It holds resources of the store (a
+// RocksDB snapshot, which keeps old versions from compaction; a PostgreSQL
+// connection in an open REPEATABLE READ transaction) until destroyed.
+// REQUIRES: destroyed before its store.
+class StoreSnapshot {
+ public:
+  struct Page {
+    std::vector<TimerRecord> records;
+    std::optional<std::string> next;  // the last id looked at, while there may be more
+  };
+
+  virtual ~StoreSnapshot() = default;
+  // Timers with id > `after` (from the first if nullopt), in id order
+  // (bytewise), of the states in `states` (bit 1 << state): at most `limit`,
+  // stopping once the records reach `max_bytes` (at least one is returned if
+  // there is one). Looks at kPageScanBudget timers at most, so a page can be
+  // short, even empty, and still have a `next`.
+  virtual Result<Page> Timers(const std::optional<std::string>& after, std::size_t limit,
+                              std::size_t max_bytes, unsigned states) = 0;
+  static constexpr std::size_t kPageScanBudget = 10'000;
+  // Every schedule (ScheduleRow) and every flow's stored settings (key,
+  // settings as the flow layer encodes them) in the snapshot, in key order,
+  // read whole: an export holds them in memory at its end (they are few
+  // next to the timers: a schedule's record is about a kilobyte).
+  struct Rest {
+    std::vector<ScheduleRow> schedules;
+    std::vector<std::pair<std::string, std::string>> flows;
+  };
+  virtual Result<Rest> SchedulesAndFlows() = 0;
+  // Timers per state in the snapshot.
+  virtual const StateCounts& counts() const = 0;
+  // When it was taken, Unix ms (the database's clock for PostgreSQL).
+  virtual std::int64_t taken_ms() const = 0;
+};
+inline constexpr unsigned kAllStates = (1u << kNumStates) - 1;
+
 // Told of every change to when a timer is due, once it is committed:
 // `due_ms` is its new due time, or nullopt when it stopped being scheduled
 // (delivered, failed, cancelled, deleted); `flow` is the timer's flow. Calls
@@ -284,6 +323,18 @@ class TimerStore {
 
   // Timers per state, as of the last completed write.
   virtual StateCounts Counts() const = 0;
+
+  // A snapshot of every timer as of now (see StoreSnapshot).
+  virtual Result<std::unique_ptr<StoreSnapshot>> Snapshot() const = 0;
+
+  // A consistent copy of the store as of one moment, while it serves, in
+  // `dir` (which must not exist; its parent must): for the embedded store a
+  // RocksDB checkpoint that `tickwheel serve --data-dir dir` opens (tables
+  // hard-linked when `dir` is on the same filesystem, copied otherwise).
+  // Every write completed before the call is in it. Blocks for the copy.
+  // kInvalidArgument for the PostgreSQL store (pg_dump and pg_basebackup
+  // back it up), or for a `dir` that exists.
+  virtual Status Checkpoint(const std::string& dir) = 0;
 
   // The schedule `id`, as of the last completed write; nullopt if none.
   virtual Result<std::optional<ScheduleRow>> GetSchedule(const std::string& id) const = 0;

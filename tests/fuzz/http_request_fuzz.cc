@@ -100,7 +100,7 @@ void Guard(const http::request<http::string_body>& req) {
 using Kind = server::Route::Kind;
 
 // The routes with one fixed path and their methods, as docs/server.md,
-// schedules.md, flows.md and openapi.json list them.
+// schedules.md, flows.md, data.md and openapi.json list them.
 struct Fixed {
   std::string_view path;
   Kind kind;
@@ -120,6 +120,13 @@ constexpr Fixed kFixed[] = {
     {"/v1/schedules", Kind::kSchedules, "GET, POST"},
     {"/v1/flows", Kind::kFlows, "GET"},
     {"/v1/openapi.json", Kind::kOpenApi, "GET"},
+    {"/v1/admin/backup", Kind::kAdminBackup, "POST"},
+    {"/v1/admin/export", Kind::kAdminExport, "GET"},
+    {"/v1/admin/import", Kind::kAdminImport, "POST"},
+    {"/v1/admin/delivery:pause", Kind::kAdminDeliveryPause, "POST"},
+    {"/v1/admin/delivery:resume", Kind::kAdminDeliveryResume, "POST"},
+    {"/v1/admin/writes:pause", Kind::kAdminWritesPause, "POST"},
+    {"/v1/admin/writes:resume", Kind::kAdminWritesResume, "POST"},
 };
 
 // The routes with a variable part: under `prefix`, an id (or key) and an

@@ -98,9 +98,23 @@ TEST(ApiRouteTest, EveryRouteListsItsMethodsAndHasItsOwnTemplate) {
       {"/v1/flows/a:pause", Route::Kind::kFlowPause, "POST", "/v1/flows/{key}:pause"},
       {"/v1/flows/a:resume", Route::Kind::kFlowResume, "POST", "/v1/flows/{key}:resume"},
       {"/v1/openapi.json", Route::Kind::kOpenApi, "GET", "/v1/openapi.json"},
+      {"/v1/admin/backup", Route::Kind::kAdminBackup, "POST", "/v1/admin/backup"},
+      {"/v1/admin/export", Route::Kind::kAdminExport, "GET", "/v1/admin/export"},
+      {"/v1/admin/import", Route::Kind::kAdminImport, "POST", "/v1/admin/import"},
+      {"/v1/admin/delivery:pause", Route::Kind::kAdminDeliveryPause, "POST",
+       "/v1/admin/delivery:pause"},
+      {"/v1/admin/delivery:resume", Route::Kind::kAdminDeliveryResume, "POST",
+       "/v1/admin/delivery:resume"},
+      {"/v1/admin/writes:pause", Route::Kind::kAdminWritesPause, "POST", "/v1/admin/writes:pause"},
+      {"/v1/admin/writes:resume", Route::Kind::kAdminWritesResume, "POST",
+       "/v1/admin/writes:resume"},
   };
-  // Every kind is in the table: the last one is kOpenApi.
-  EXPECT_EQ(std::size(cases), static_cast<std::size_t>(Route::Kind::kOpenApi));
+  // Every kind is in the table: the last one is kAdminWritesResume.
+  EXPECT_EQ(std::size(cases), static_cast<std::size_t>(Route::Kind::kAdminWritesResume));
+  for (const Case& c : cases) {
+    const bool admin = std::string_view(c.path).substr(0, 10) == "/v1/admin/";
+    EXPECT_EQ(AdminOnly(c.kind), admin) << c.path;
+  }
   for (const Case& c : cases) {
     EXPECT_EQ(MatchRoute(c.path).kind, c.kind) << c.path;
     EXPECT_STREQ(AllowedMethods(c.kind), c.methods) << c.path;

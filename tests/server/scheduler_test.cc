@@ -70,6 +70,8 @@ class ScanFailingStore final : public TimerStore {
     return store_.FinishedBefore(s, t, l);
   }
   StateCounts Counts() const override { return store_.Counts(); }
+  Result<std::unique_ptr<StoreSnapshot>> Snapshot() const override { return store_.Snapshot(); }
+  Status Checkpoint(const std::string& dir) override { return store_.Checkpoint(dir); }
   Result<std::optional<ScheduleRow>> GetSchedule(const std::string& id) const override {
     return store_.GetSchedule(id);
   }

@@ -205,17 +205,27 @@ TEST(ServerClusterTest, ThreeNodesDeliverEveryTimerOnceOnTimeAndNeverEarly) {
   std::this_thread::sleep_for(seconds(4));
   creators.Stop();
   const auto acked = creators.acked();
+#if defined(__SANITIZE_THREAD__)
+  // The creators run in this process, under TSan too: 986 in 4 s seen.
+  ASSERT_GT(acked.size(), 500u);
+#else
   ASSERT_GT(acked.size(), 1000u);
+#endif
   ASSERT_TRUE(AllDelivered(receiver, acked, seconds(60))) << Check(receiver, acked).delivered;
   const Tally t = Check(receiver, acked);
   std::printf("%zu timers on three nodes: lateness p50 %lld ms, max %lld ms\n", acked.size(),
               static_cast<long long>(t.p50_late_ms), static_cast<long long>(t.max_late_ms));
   EXPECT_EQ(t.early, 0u);
   EXPECT_EQ(t.duplicates, 0u);
+#if !defined(__SANITIZE_THREAD__)
   // On time: armed from the window or announced, not rescued by the 10 s
   // overdue sweep. Generous: three nodes, PostgreSQL and the creators share
   // two busy cores, under ASan in `make server-asan` (1.03 s seen there).
+  // Not under TSan, which slows every memory access of the three nodes and
+  // the receiver several times (3.7 s seen): a bound there would measure
+  // TSan; `make server-tsan` runs this test for its threads.
   EXPECT_LT(t.max_late_ms, 3000);
+#endif
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
   // The median, bounded so that a tenfold regression breaks it: 18-44 ms
   // measured (eight runs, a load of 4-8 on the 2 cores), so 200 ms. Not
@@ -285,6 +295,8 @@ TEST(ServerClusterTest, ARollingRestartHandsShardsOverWithoutDuplicates) {
   // SIGTERM, and all of them at the end.
   double lost = 0;
   double fenced = 0;
+  double unanswered = 0;
+  double recovered = 0;
   for (int i = 0; i < 3; ++i) {
     std::this_thread::sleep_for(seconds(2));
     BlockingHttpClient stopping(cluster.address(i), seconds(5));
@@ -294,6 +306,8 @@ TEST(ServerClusterTest, ARollingRestartHandsShardsOverWithoutDuplicates) {
     ASSERT_GE(node_fenced, 0) << "no tickwheel_fenced_writes_total on node " << i;
     lost += node_lost;
     fenced += node_fenced;
+    unanswered += std::max(0.0, Metric(stopping, "tickwheel_attempts_unanswered_total"));
+    recovered += std::max(0.0, Metric(stopping, "tickwheel_duplicates_after_recovery_total"));
     EXPECT_EQ(cluster.node(i).Terminate(), 0) << cluster.node(i).log();
     // It gave every lease back on its way out (none left to expire).
     EXPECT_EQ(LeasesOwnedBy(cluster.postgres(), "node" + std::to_string(i)), 0)
@@ -307,15 +321,36 @@ TEST(ServerClusterTest, ARollingRestartHandsShardsOverWithoutDuplicates) {
   ASSERT_TRUE(AllDelivered(receiver, acked, seconds(60)));
   const Tally t = Check(receiver, acked);
   EXPECT_EQ(t.early, 0u);
-  EXPECT_EQ(t.duplicates, 0u);
   lost += cluster.Sum("tickwheel_cluster_leases_lost_total");
   fenced += cluster.Sum("tickwheel_fenced_writes_total");
+  unanswered += cluster.Sum("tickwheel_attempts_unanswered_total");
+  recovered += cluster.Sum("tickwheel_duplicates_after_recovery_total");
+  std::printf("%zu timers over a rolling restart: %zu duplicates; %.0f attempts unanswered, "
+              "%.0f made again after a start; lateness max %lld ms\n",
+              acked.size(), t.duplicates, unanswered, recovered,
+              static_cast<long long>(t.max_late_ms));
+  // No attempt in flight was given up at a hand-over and made again by the
+  // next owner (docs/server.md, At least once: the only other duplicates
+  // are of attempts whose answer never came).
+  EXPECT_EQ(recovered, 0) << "an attempt was made again after a hand-over";
+#if defined(__SANITIZE_THREAD__)
+  // Under TSan the receiver in this process and the three nodes run
+  // several times slower: an answer that comes after --delivery-timeout
+  // (2 s) makes the attempt unanswered, and its retry a duplicate that the
+  // server counts; the hand-over adds none.
+  EXPECT_LE(static_cast<double>(t.duplicates), unanswered) << t.duplicates << " duplicates";
+#else
+  EXPECT_EQ(t.duplicates, 0u);
+#endif
   EXPECT_EQ(lost, 0) << "a lease expired or was taken: the hand-over was not graceful";
   EXPECT_EQ(fenced, 0);
+#if !defined(__SANITIZE_THREAD__)
   // Generous, as above: a hand-over costs the giver's next round (a third
   // of the lease) and the taker's load, on two busy cores under ASan
   // (2.3 s seen there with unpaced creates); the overdue sweep is 10 s.
+  // Not under TSan, whose slowdown is not the hand-over's (3.65 s seen there).
   EXPECT_LT(t.max_late_ms, 3000) << "late beyond the hand-over";
+#endif
   for (int i = 0; i < 3; ++i) EXPECT_EQ(cluster.node(i).Terminate(), 0);
 }
 

@@ -267,5 +267,52 @@ TEST(ServerRetentionTest, DeliveredTimersAreDeletedAfterTheRetention) {
   EXPECT_EQ(server.Terminate(), 0);
 }
 
+
+// The issue's case: --retention deletes a delivered timer, and a timer
+// created again with its id is a new message: a new Idempotency-Key and
+// webhook-id (a deduplicating receiver must not drop it), each stable
+// across the attempts of its own incarnation (the first attempt of each
+// is answered 500, the second 200).
+TEST(ServerRetentionTest, ATimerCreatedAgainAfterRetentionDeletedItIsANewMessage) {
+  TempDir dir;
+  WebhookReceiver receiver(1);
+  receiver.SetPolicy([](const Delivery& d) { return d.attempt == 1 ? 500 : 200; });
+  WriteFile(dir.path() + "/secrets", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\n");
+  ServerProcess server(Binary(), dir.path() + "/data",
+                       {"--retention", "300ms", "--webhook-secret-file", dir.path() + "/secrets"});
+  ASSERT_TRUE(server.Start());
+  BlockingHttpClient client(server.address());
+  const std::string body =
+      TimerBody("again", 0, receiver.url(), R"("payload":1,"retry":{"max_attempts":2,"backoff_ms":20})");
+  ASSERT_EQ(Call(client, "POST", "/v1/timers", body).status, 201);
+  ASSERT_TRUE(receiver.WaitFor(2, std::chrono::seconds(30)));
+  // Retention deletes it (delivered, then 300 ms).
+  int status = 0;
+  for (int i = 0; i < 3000 && (status = Call(client, "GET", "/v1/timers/again").status) != 404; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(status, 404) << "retention never deleted the delivered timer";
+  // The same create again: a new timer (idempotent create lasts as long as
+  // retention keeps the first), delivered as a new message.
+  const JsonCall again = Call(client, "POST", "/v1/timers", body);
+  ASSERT_EQ(again.status, 201) << again.raw;
+  ASSERT_TRUE(receiver.WaitFor(4, std::chrono::seconds(30)));
+  const std::vector<Delivery> d = receiver.deliveries();
+  ASSERT_EQ(d.size(), 4u);
+  for (const Delivery& x : d) {
+    EXPECT_TRUE(IsMessageIdOf(x.idempotency_key, "again")) << x.idempotency_key;
+    EXPECT_EQ(x.headers.count("webhook-id"), 1u);
+    if (x.headers.count("webhook-id")) EXPECT_EQ(x.headers.at("webhook-id"), x.idempotency_key);
+  }
+  EXPECT_EQ(d[0].attempt, 1);
+  EXPECT_EQ(d[1].attempt, 2);
+  EXPECT_EQ(d[2].attempt, 1);
+  EXPECT_EQ(d[3].attempt, 2);
+  EXPECT_EQ(d[0].idempotency_key, d[1].idempotency_key) << "one incarnation, two keys";
+  EXPECT_EQ(d[2].idempotency_key, d[3].idempotency_key) << "one incarnation, two keys";
+  EXPECT_NE(d[0].idempotency_key, d[2].idempotency_key) << "the new timer reused the old message id";
+  EXPECT_EQ(server.Terminate(), 0) << server.log();
+}
+
 }  // namespace
 }  // namespace tickwheel::testing

@@ -101,6 +101,16 @@ class NatsReader {
     if (arrived_ms != nullptr) *arrived_ms = m.arrived_ms;
     return {m.subject, m.body, m.msg_id};
   }
+  // Messages the TIMERS stream holds (a publish JetStream dropped as a
+  // duplicate of its Nats-Msg-Id is not among them); -1 on error.
+  long long Stored() {
+    jsStreamInfo* info = nullptr;
+    jsErrCode code;
+    if (js_GetStreamInfo(&info, js_, "TIMERS", nullptr, &code) != NATS_OK) return -1;
+    const long long n = static_cast<long long>(info->State.Msgs);
+    jsStreamInfo_Destroy(info);
+    return n;
+  }
   // Messages that arrived and were not taken by Next.
   std::size_t untaken() {
     std::lock_guard lock(mutex_);
@@ -247,6 +257,42 @@ TEST(ServerNatsTest, NatsTimersWaitForAServerWithNats) {
   EXPECT_EQ(subject, "timers.waits");
   EXPECT_TRUE(IsMessageIdOf(msg_id, "waits")) << msg_id;
   EXPECT_EQ(with_nats->Terminate(), 0);
+}
+
+
+// A NATS timer deleted by --retention and created again with its id is a
+// new message: a new Nats-Msg-Id, so JetStream (which drops a repeat of a
+// Nats-Msg-Id within its two-minute window) stores it.
+TEST(ServerNatsTest, ATimerCreatedAgainAfterRetentionIsStoredByJetStream) {
+  TempDir dir;
+  NatsServer nats(dir.path());
+  NatsReader reader;
+  ASSERT_TRUE(reader.Connect(nats.url()));
+  ServerProcess server(Binary(), dir.path() + "/data", {"--nats", nats.url(), "--retention", "300ms"});
+  ASSERT_TRUE(server.Start());
+  BlockingHttpClient client(server.address());
+  const std::string body = R"({"id":"again","delay_ms":0,"target":{"nats":"timers.again"}})";
+  ASSERT_EQ(Call(client, "POST", "/v1/timers", body).status, 201);
+  auto [subject1, body1, id1] = reader.Next(std::chrono::seconds(30));
+  ASSERT_EQ(subject1, "timers.again");
+  int status = 0;
+  for (int i = 0; i < 3000 && (status = Call(client, "GET", "/v1/timers/again").status) != 404; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(status, 404) << "retention never deleted the delivered timer";
+  ASSERT_EQ(Call(client, "POST", "/v1/timers", body).status, 201);
+  auto [subject2, body2, id2] = reader.Next(std::chrono::seconds(30));
+  ASSERT_EQ(subject2, "timers.again");
+  EXPECT_TRUE(IsMessageIdOf(id1, "again")) << id1;
+  EXPECT_TRUE(IsMessageIdOf(id2, "again")) << id2;
+  EXPECT_NE(id1, id2) << "the new timer reused the old Nats-Msg-Id";
+  // Both are in the stream: the second was not dropped as a duplicate.
+  long long stored = -1;
+  for (int i = 0; i < 500 && (stored = reader.Stored()) < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(stored, 2);
+  EXPECT_EQ(server.Terminate(), 0) << server.log();
 }
 
 }  // namespace

@@ -75,8 +75,9 @@ bool RawConnection::ClosedWithin(std::chrono::milliseconds timeout) {
     if (left.count() <= 0 || !Readable(socket_, left)) return false;
     char chunk[4096];
     boost::system::error_code ec;
-    socket_.read_some(asio::buffer(chunk), ec);
+    const std::size_t n = socket_.read_some(asio::buffer(chunk), ec);
     if (ec) return true;
+    buffer_.append(chunk, n);
   }
 }
 

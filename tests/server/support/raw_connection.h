@@ -29,7 +29,10 @@ class RawConnection {
   // server closed the connection first or `timeout` passed.
   std::string ReadResponse(std::chrono::milliseconds timeout = std::chrono::seconds(30));
   // True if the server closed the connection (EOF or reset) within `timeout`.
+  // What it sent meanwhile is kept (received()).
   bool ClosedWithin(std::chrono::milliseconds timeout);
+  // Bytes received and not yet returned by ReadResponse.
+  const std::string& received() const { return buffer_; }
   static int StatusOf(const std::string& response);
 
  private:
