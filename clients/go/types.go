@@ -252,6 +252,10 @@ type Health struct {
 	Node        string `json:"node,omitempty"`
 	ShardsOwned *int64 `json:"shards_owned,omitempty"`
 	LeasesHeld  *bool  `json:"leases_held,omitempty"`
+	// Delivery and Writes are "paused" while an operator paused them
+	// (POST /v1/admin/delivery:pause, writes:pause), absent otherwise.
+	Delivery string `json:"delivery,omitempty"`
+	Writes   string `json:"writes,omitempty"`
 }
 
 // ErrorDetail is what went wrong.
@@ -259,6 +263,7 @@ type ErrorDetail struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 	Field   string `json:"field,omitempty"`
+	Line    int64  `json:"line,omitempty"` // an import's refused line (1-based)
 }
 
 // ErrorBody is the body of every error answer (the schema Error).

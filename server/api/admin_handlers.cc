@@ -78,7 +78,7 @@ Result<ExportQuery> ParseExportQuery(std::string_view query) {
       if (!cursor.ok()) return cursor.status();
       out.cursor = std::move(*cursor);
     } else {
-      return Bad("unknown_parameter", std::string(key),
+      return Bad("unknown_field", std::string(key),
                  "unknown parameter \"" + std::string(key) + "\"; known: state, limit, cursor");
     }
   }

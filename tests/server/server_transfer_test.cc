@@ -519,7 +519,8 @@ TEST(ServerTransferTest, ARestoredClusterDatabaseNeverHandsOutAnEpochAgain) {
 // The admin routes go through the API's admission like every route: no
 // token 401, a read token 403 (even for GET export), a wrong method 405.
 // writes:pause refuses every client change (timers, schedules, flows) with
-// 503 writes_paused, and serves reads and the admin routes.
+// 503 writes_paused, and serves reads and the admin routes; backup and
+// delivery:pause/resume answer as documented.
 TEST(ServerTransferTest, AdminRoutesNeedAnAdminTokenAndPausedWritesRefuseEveryClientChange) {
   constexpr const char* kAdminToken = "admin-token-transfer-0123456789";
   constexpr const char* kReadToken = "read-token-transfer-0123456789";
@@ -561,6 +562,25 @@ TEST(ServerTransferTest, AdminRoutesNeedAnAdminTokenAndPausedWritesRefuseEveryCl
   EXPECT_EQ(imported.body.at("created").as_int64(), 1) << imported.raw;
   ASSERT_EQ(Call(admin, "POST", "/v1/admin/writes:resume").status, 200);
   EXPECT_EQ(Call(admin, "POST", "/v1/timers", TimerBody("paused-1", 60'000, url)).status, 201);
+  // The other admin routes answer as docs/data.md says (and each
+  // documented operation gets its 2xx for api_contract_test): a backup
+  // into a new directory, then into the same one; delivery resumed, paused.
+  const std::string backup_dir = dir.path() + "/backup";
+  JsonCall backup = Call(admin, "POST", "/v1/admin/backup", "{\"to\":\"" + backup_dir + "\"}");
+  ASSERT_EQ(backup.status, 201) << backup.raw;
+  EXPECT_EQ(std::string(backup.body.at("dir").as_string()), backup_dir) << backup.raw;
+  EXPECT_GT(backup.body.at("files").as_int64(), 0) << backup.raw;
+  JsonCall again = Call(admin, "POST", "/v1/admin/backup", "{\"to\":\"" + backup_dir + "\"}");
+  EXPECT_EQ(again.status, 400) << again.raw;
+  EXPECT_EQ(again.body.at("error").at("code"), "backup_exists") << again.raw;
+  JsonCall resumed = Call(admin, "POST", "/v1/admin/delivery:resume");
+  EXPECT_EQ(resumed.status, 200) << resumed.raw;
+  EXPECT_EQ(resumed.body.at("delivery"), "running") << resumed.raw;
+  JsonCall paused = Call(admin, "POST", "/v1/admin/delivery:pause");
+  EXPECT_EQ(paused.status, 200) << paused.raw;
+  EXPECT_EQ(paused.body.at("delivery"), "paused") << paused.raw;
+  EXPECT_EQ(paused.body.at("writes"), "accepted") << paused.raw;
+  EXPECT_EQ(Call(admin, "GET", "/healthz").body.at("delivery"), "paused");
 }
 
 // ---- the move ----

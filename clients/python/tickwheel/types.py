@@ -197,12 +197,15 @@ class Health(TypedDict):
     node: NotRequired[str]
     shards_owned: NotRequired[int]
     leases_held: NotRequired[bool]
+    delivery: NotRequired[Literal["paused"]]
+    writes: NotRequired[Literal["paused"]]
 
 
 class ErrorDetail(TypedDict):
     code: str
     message: str
     field: NotRequired[str]
+    line: NotRequired[int]
 
 
 class Error(TypedDict):
@@ -368,3 +371,108 @@ class Flow(TypedDict):
 class FlowPage(TypedDict):
     flows: List[Flow]
     next_after: NotRequired[str]
+
+
+# The operator's routes (/v1/admin/..., docs/data.md). This client has no
+# calls for them (the CLI has: tickwheel backup, export, import, delivery,
+# writes); the shapes are here for programs that read an export.
+
+
+class BackupRequest(TypedDict):
+    to: str
+
+
+class Backup(TypedDict):
+    dir: str
+    bytes: int
+    files: int
+    took_ms: int
+    record_format: int
+    server_version: str
+    taken_ms: int
+
+
+class AdminMode(TypedDict):
+    delivery: Literal["paused", "running"]
+    writes: Literal["paused", "accepted"]
+    in_flight: int
+
+
+class ImportConflict(TypedDict):
+    line: int
+    message: str
+    id: NotRequired[str]
+    schedule: NotRequired[str]
+    flow: NotRequired[str]
+
+
+class ImportResult(TypedDict):
+    lines: int
+    timers: int
+    schedules: int
+    flows: int
+    created: int
+    existing: int
+    conflicts: List[ImportConflict]
+
+
+class ExportHeader(TypedDict):
+    """The first line of an export."""
+
+    kind: Literal["export"]
+    format: int
+    timers: int
+    server_version: NotRequired[str]
+    store: NotRequired[Literal["embedded", "postgres"]]
+    taken_ms: NotRequired[int]
+    states: NotRequired[List[TimerState]]
+    counts: NotRequired[StateCounts]
+
+
+class ExportTimer(Timer):
+    """A timer line of an export: the timer and its create digest."""
+
+    kind: Literal["timer"]
+    create_digest: str
+
+
+class ImportTimer(TypedDict, total=False):
+    """A timer line to import: an export's, or one with only its create
+    body, id and state."""
+
+    kind: Literal["timer"]
+    id: Required[str]
+    state: Required[TimerState]
+    fire_at_ms: Required[int]
+    target: Required[Target]
+    next_attempt_ms: int
+    attempts: int
+    retry: TimerRetry
+    flow: str
+    payload: Any
+    created_ms: int
+    updated_ms: int
+    last_error: str
+    attempt_log: List[AttemptLogEntry]
+    create_digest: str
+
+
+class ExportSchedule(TypedDict):
+    kind: Literal["schedule"]
+    id: str
+    record: str
+    schedule: NotRequired[Optional[Schedule]]
+
+
+class ExportFlow(TypedDict):
+    kind: Literal["flow"]
+    key: str
+    settings: StoredFlowSettings
+
+
+class ExportEnd(TypedDict):
+    kind: Literal["end"]
+
+
+ExportLine = Union[ExportHeader, ExportTimer, ExportSchedule, ExportFlow, ExportEnd]
+ImportLine = Union[ExportHeader, ImportTimer, ExportSchedule, ExportFlow, ExportEnd]

@@ -15,6 +15,9 @@ each PROGRAM must have written at least one. It fails on:
   - a request the server accepted (2xx) that the description would not
     allow: an unknown or invalid query parameter, path parameter or body
     field, a body where none is taken;
+  - a body of JSON Lines (a media type marked x-json-lines: the import's
+    request, the export's answer) one of whose lines does not match the
+    schema (each line's);
   - a path the description lacks answered by anything but 404 (or 401 for
     a caller without a valid token), a method it lacks answered by
     anything but 405 with `Allow` naming exactly the documented methods;
@@ -174,6 +177,10 @@ class Contract:
             self.fail(f"{name} {e['status']}: Content-Type {media!r} is not in {sorted(content)}", where)
             return
         schema = content[media].get("schema", {})
+        if content[media].get("x-json-lines"):
+            for err in self.json_lines_errors(schema, raw):
+                self.fail(f"{name} {e['status']}: {err}", where)
+            return
         if media == "application/json":
             try:
                 value = json.loads(raw)
@@ -184,6 +191,22 @@ class Contract:
             value = raw.decode("utf-8", "replace")
         for err in self.errors(schema, value):
             self.fail(f"{name} {e['status']}: {err}", where)
+
+    def json_lines_errors(self, schema, raw):
+        """A body of JSON Lines (a media type with x-json-lines: true, whose
+        schema is each line's): the errors of its non-blank lines, each
+        named by its line number."""
+        out = []
+        for number, line in enumerate(raw.decode("utf-8", "replace").split("\n"), 1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except ValueError as x:
+                out.append(f"line {number} is not JSON ({x})")
+                continue
+            out.extend(f"line {number}: {err}" for err in self.errors(schema, value))
+        return out
 
     def check_request(self, name, item, op, path_args, query, e, where):
         params = self.parameters(item, op)
@@ -218,12 +241,17 @@ class Contract:
             if body.get("required"):
                 self.fail(f"{name}: no request body, yet answered 2xx (the description requires one)", where)
             return
+        media = body["content"]["application/json"]
+        if media.get("x-json-lines"):
+            for err in self.json_lines_errors(media["schema"], raw):
+                self.fail(f"{name}: request accepted but not valid by the description: {err}", where)
+            return
         try:
             value = json.loads(raw)
         except ValueError:
             self.fail(f"{name}: a request body that is not JSON answered 2xx", where)
             return
-        for err in self.errors(body["content"]["application/json"]["schema"], value):
+        for err in self.errors(media["schema"], value):
             self.fail(f"{name}: request accepted but not valid by the description: {err}", where)
 
     def check_delivery(self, d):
