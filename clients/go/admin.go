@@ -179,22 +179,9 @@ func (c *Client) ExportPage(ctx context.Context, o ExportOptions, cursor string)
 // state, the schedules, flows and end), until fn returns false or the
 // export ends.
 func (c *Client) Export(ctx context.Context, o ExportOptions, fn func(ExportLine) bool) error {
-	cursor := ""
-	for {
-		lines, next, err := c.ExportPage(ctx, o, cursor)
-		if err != nil {
-			return err
-		}
-		for _, l := range lines {
-			if !fn(l) {
-				return nil
-			}
-		}
-		if next == "" {
-			return nil
-		}
-		cursor = next
-	}
+	return eachPage("", func(cursor string) ([]ExportLine, string, error) {
+		return c.ExportPage(ctx, o, cursor)
+	}, fn)
 }
 
 // Import writes lines (an export's lines, ImportTimer values, ...: each

@@ -203,20 +203,35 @@ func (c *Client) ListPage(ctx context.Context, state TimerState, o ListOptions) 
 // List calls fn for every timer in state, page after page, until fn
 // returns false or there are no more.
 func (c *Client) List(ctx context.Context, state TimerState, o ListOptions, fn func(Timer) bool) error {
-	for {
+	return eachPage(o.After, func(after string) ([]Timer, string, error) {
+		o.After = after
 		page, err := c.ListPage(ctx, state, o)
+		if err != nil {
+			return nil, "", err
+		}
+		return page.Timers, page.NextAfter, nil
+	}, fn)
+}
+
+// eachPage calls fn for the items of page after page: page(after) with
+// the next of the page before ("" on the last), from first, until fn
+// returns false or the last page.
+func eachPage[T any](first string, page func(after string) ([]T, string, error), fn func(T) bool) error {
+	after := first
+	for {
+		items, next, err := page(after)
 		if err != nil {
 			return err
 		}
-		for _, t := range page.Timers {
-			if !fn(t) {
+		for _, item := range items {
+			if !fn(item) {
 				return nil
 			}
 		}
-		if page.NextAfter == "" {
+		if next == "" {
 			return nil
 		}
-		o.After = page.NextAfter
+		after = next
 	}
 }
 

@@ -77,22 +77,13 @@ func (c *Client) ListFlowsPage(ctx context.Context, after string, limit int) (*F
 // ListFlows calls fn for every flow, page after page, until fn returns
 // false or there are no more.
 func (c *Client) ListFlows(ctx context.Context, limit int, fn func(Flow) bool) error {
-	after := ""
-	for {
+	return eachPage("", func(after string) ([]Flow, string, error) {
 		page, err := c.ListFlowsPage(ctx, after, limit)
 		if err != nil {
-			return err
+			return nil, "", err
 		}
-		for _, f := range page.Flows {
-			if !fn(f) {
-				return nil
-			}
-		}
-		if page.NextAfter == "" {
-			return nil
-		}
-		after = page.NextAfter
-	}
+		return page.Flows, page.NextAfter, nil
+	}, fn)
 }
 
 // GetFlow returns a flow (one without settings shows the defaults).

@@ -221,21 +221,14 @@ func (c *Client) ListSchedulesPage(ctx context.Context, o ScheduleListOptions) (
 // ListSchedules calls fn for every schedule matching o, page after page,
 // until fn returns false or there are no more.
 func (c *Client) ListSchedules(ctx context.Context, o ScheduleListOptions, fn func(Schedule) bool) error {
-	for {
+	return eachPage(o.After, func(after string) ([]Schedule, string, error) {
+		o.After = after
 		page, err := c.ListSchedulesPage(ctx, o)
 		if err != nil {
-			return err
+			return nil, "", err
 		}
-		for _, s := range page.Schedules {
-			if !fn(s) {
-				return nil
-			}
-		}
-		if page.NextAfter == "" {
-			return nil
-		}
-		o.After = page.NextAfter
-	}
+		return page.Schedules, page.NextAfter, nil
+	}, fn)
 }
 
 // UpdateSchedule changes what p sets.

@@ -9,21 +9,11 @@ import unittest
 
 from tickwheel import BadRequestError, Client, UnavailableError
 
-from .support import ADMIN, SERVER, Receiver, needs_server
+from .support import ADMIN, SERVER, ServerTestCase, needs_server
 
 
 @needs_server
-class AdminTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.receiver = Receiver()
-        cls.client = Client(SERVER, token=ADMIN)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.client.close()
-        cls.receiver.close()
-
+class AdminTest(ServerTestCase):
     def test_a_backup_goes_into_a_new_directory(self):
         d = tempfile.mkdtemp(prefix="tickwheel-py-backup-")
         self.addCleanup(shutil.rmtree, d, ignore_errors=True)

@@ -5,23 +5,13 @@ import unittest
 
 from tickwheel import Client, ConflictError, NotFoundError, verify_webhook
 
-from .support import ADMIN, SECRETS, SERVER, Receiver, needs_server, wait_until
+from .support import ADMIN, SECRETS, SERVER, ServerTestCase, needs_server, wait_until
 
 HOUR = 3_600_000
 
 
 @needs_server
-class SchedulesTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.receiver = Receiver()
-        cls.client = Client(SERVER, token=ADMIN)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.client.close()
-        cls.receiver.close()
-
+class SchedulesTest(ServerTestCase):
     def test_a_schedule_from_create_to_delete(self):
         body = {"id": "py-sched", "every_ms": HOUR, "target": {"url": self.receiver.url("/py-sched")},
                 "payload": {"s": 1}}

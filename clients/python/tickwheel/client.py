@@ -185,12 +185,7 @@ class Client:
         """Every timer in `state` (with list_page's filters), page after
         page: the next page is asked for when this one is used up."""
         after = filters.pop("after", None)
-        while True:
-            page = self.list_page(state, after=after, **filters)
-            yield from page["timers"]
-            after = page.get("next_after")
-            if after is None:
-                return
+        return _pages(lambda a: self.list_page(state, after=a, **filters), "timers", after)
 
     def reschedule(self, id: str, *, delay_ms: Optional[int] = None,
                    fire_at_ms: Optional[int] = None) -> Timer:
@@ -273,12 +268,7 @@ class Client:
     def list_schedules(self, **filters: Any) -> Iterator[Schedule]:
         """Every schedule (with list_schedules_page's filters), page after page."""
         after = filters.pop("after", None)
-        while True:
-            page = self.list_schedules_page(after=after, **filters)
-            yield from page["schedules"]
-            after = page.get("next_after")
-            if after is None:
-                return
+        return _pages(lambda a: self.list_schedules_page(after=a, **filters), "schedules", after)
 
     def update_schedule(self, id: str, change: PatchSchedule) -> Schedule:
         """Changes what is given (the rest stays)."""
@@ -318,13 +308,7 @@ class Client:
 
     def list_flows(self, *, limit: Optional[int] = None) -> Iterator[Flow]:
         """Every flow, page after page."""
-        after = None
-        while True:
-            page = self.list_flows_page(after=after, limit=limit)
-            yield from page["flows"]
-            after = page.get("next_after")
-            if after is None:
-                return
+        return _pages(lambda a: self.list_flows_page(after=a, limit=limit), "flows", None)
 
     def get_flow(self, key: str) -> Flow:
         """The flow (one without settings shows the defaults)."""
@@ -522,6 +506,17 @@ class Client:
                     self._conn = None
                     raise
             raise AssertionError("unreachable")
+
+
+def _pages(fetch: Callable[[Optional[str]], Any], key: str, after: Optional[str]) -> Iterator[Any]:
+    """The items under `key` of page after page: fetch(after) with the
+    page before's next_after, until a page has none."""
+    while True:
+        page = fetch(after)
+        yield from page[key]
+        after = page.get("next_after")
+        if after is None:
+            return
 
 
 def _timer_path(id: str) -> str:

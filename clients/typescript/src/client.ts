@@ -164,13 +164,9 @@ export class Client {
 
   /** Every timer in `state`, page after page: the next page is asked for
    * when this one is used up. */
-  async *list(state: TimerState, filter: TimerFilter = {}): AsyncGenerator<Timer> {
-    let after: string | undefined;
-    do {
-      const page = await this.listPage(state, { ...filter, after });
-      yield* page.timers;
-      after = page.next_after;
-    } while (after !== undefined);
+  list(state: TimerState, filter: TimerFilter = {}): AsyncGenerator<Timer> {
+    return pages((after) => this.listPage(state, { ...filter, after }),
+      (page) => page.timers, (page) => page.next_after);
   }
 
   /** Moves a pending timer (ConflictError not_pending otherwise). */
@@ -237,13 +233,9 @@ export class Client {
   }
 
   /** Every schedule matching the filter, page after page. */
-  async *listSchedules(filter: ScheduleFilter = {}): AsyncGenerator<Schedule> {
-    let after: string | undefined;
-    do {
-      const page = await this.listSchedulesPage({ ...filter, after });
-      yield* page.schedules;
-      after = page.next_after;
-    } while (after !== undefined);
+  listSchedules(filter: ScheduleFilter = {}): AsyncGenerator<Schedule> {
+    return pages((after) => this.listSchedulesPage({ ...filter, after }),
+      (page) => page.schedules, (page) => page.next_after);
   }
 
   /** Changes what is given (the rest stays). */
@@ -286,13 +278,9 @@ export class Client {
   }
 
   /** Every flow, page after page. */
-  async *listFlows(options: { limit?: number } = {}): AsyncGenerator<Flow> {
-    let after: string | undefined;
-    do {
-      const page = await this.listFlowsPage({ ...options, after });
-      yield* page.flows;
-      after = page.next_after;
-    } while (after !== undefined);
+  listFlows(options: { limit?: number } = {}): AsyncGenerator<Flow> {
+    return pages((after) => this.listFlowsPage({ ...options, after }),
+      (page) => page.flows, (page) => page.next_after);
   }
 
   /** The flow (one without settings shows the defaults). */
@@ -344,13 +332,9 @@ export class Client {
   /** Every line of an export from one snapshot, page after page: the
    * header, the timers in id order, then (exporting every state) the
    * schedules and flows and `end`. */
-  async *exportRecords(options: ExportOptions = {}): AsyncGenerator<ExportLine> {
-    let cursor: string | undefined;
-    do {
-      const page = await this.exportPage({ ...options, cursor });
-      yield* page.lines;
-      cursor = page.cursor;
-    } while (cursor !== undefined);
+  exportRecords(options: ExportOptions = {}): AsyncGenerator<ExportLine> {
+    return pages((cursor) => this.exportPage({ ...options, cursor }),
+      (page) => page.lines, (page) => page.cursor);
   }
 
   /** Writes the lines (an export's, or timers with only their create
@@ -451,6 +435,21 @@ export class Client {
       await sleep(Math.min(retryAfterMs ?? 500 * 2 ** (attempt - 1), 30_000));
     }
   }
+}
+
+/** The items of page after page: fetchPage(after) with what `next` takes
+ * of the page before, until it takes nothing. */
+async function* pages<P, T>(
+  fetchPage: (after: string | undefined) => Promise<P>,
+  items: (page: P) => T[],
+  next: (page: P) => string | undefined,
+): AsyncGenerator<T> {
+  let after: string | undefined;
+  do {
+    const page = await fetchPage(after);
+    yield* items(page);
+    after = next(page);
+  } while (after !== undefined);
 }
 
 async function untilDone(

@@ -3,20 +3,18 @@
 // and resume of delivery and of writes), against a real tickwheel serve.
 // scripts/run-tests.mjs runs this file alone: pausing writes would refuse
 // the other files' creates.
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import * as assert from "node:assert/strict";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BadRequestError, Client, UnavailableError } from "../src/index.js";
 import type { ExportLine, ExportTimer, ImportTimer } from "../src/index.js";
-import { ADMIN, Receiver, SERVER } from "./support.js";
+import { ADMIN, SERVER, suiteReceiver } from "./support.js";
 
 describe("the operator's routes", () => {
-  let receiver: Receiver;
+  const receiver = suiteReceiver();
   const client = new Client(SERVER, { token: ADMIN });
-  before(async () => { receiver = await Receiver.start(); });
-  after(async () => { await receiver.close(); });
 
   it("backs up into a new directory", async () => {
     const d = mkdtempSync(join(tmpdir(), "tickwheel-ts-backup-"));
@@ -34,7 +32,7 @@ describe("the operator's routes", () => {
 
   it("reads an export page after page and imports it again", async () => {
     const ids = ["ts-exp-0", "ts-exp-1", "ts-exp-2"];
-    for (const id of ids) await client.create({ id, delay_ms: 600_000, target: { url: receiver.url() } });
+    for (const id of ids) await client.create({ id, delay_ms: 600_000, target: { url: receiver().url() } });
     const first = await client.exportPage({ states: ["pending"], limit: 2 });
     assert.equal(first.lines[0]?.kind, "export");
     assert.ok(first.cursor);
@@ -49,7 +47,7 @@ describe("the operator's routes", () => {
     assert.equal((await client.importRecords(mine)).existing, 3); // the same: left alone
 
     const fresh: ImportTimer = { id: "ts-imp-1", state: "pending", fire_at_ms: Date.now() + 600_000,
-      target: { url: receiver.url() }, payload: { imported: true } };
+      target: { url: receiver().url() }, payload: { imported: true } };
     const result = await client.importRecords([fresh]);
     assert.deepEqual([result.lines, result.created, result.existing, result.conflicts], [1, 1, 0, []]);
     assert.deepEqual((await client.get("ts-imp-1")).payload, { imported: true });
@@ -59,24 +57,24 @@ describe("the operator's routes", () => {
   it("refuses writes while they are paused, and takes them again", async () => {
     assert.equal((await client.pauseWrites()).writes, "paused");
     try {
-      await assert.rejects(new Client(SERVER, { token: ADMIN, retries: 0 }).create({ delay_ms: 1, target: { url: receiver.url() } }),
+      await assert.rejects(new Client(SERVER, { token: ADMIN, retries: 0 }).create({ delay_ms: 1, target: { url: receiver().url() } }),
         (e: unknown) => e instanceof UnavailableError && e.code === "writes_paused");
     } finally {
       assert.equal((await client.resumeWrites()).writes, "accepted");
     }
-    await client.create({ id: "ts-after-writes", delay_ms: 600_000, target: { url: receiver.url() } });
+    await client.create({ id: "ts-after-writes", delay_ms: 600_000, target: { url: receiver().url() } });
   });
 
   it("holds due timers while delivery is paused, until resumed", async () => {
     assert.equal((await client.pauseDelivery()).delivery, "paused");
     try {
-      await client.create({ id: "ts-held", delay_ms: 0, target: { url: receiver.url("/ts-held") } });
+      await client.create({ id: "ts-held", delay_ms: 0, target: { url: receiver().url("/ts-held") } });
       assert.equal((await client.health()).delivery, "paused");
       assert.equal((await client.get("ts-held")).state, "pending");
-      assert.ok(!receiver.deliveries.some((d) => d.path === "/ts-held"));
+      assert.ok(!receiver().deliveries.some((d) => d.path === "/ts-held"));
     } finally {
       assert.equal((await client.resumeDelivery()).delivery, "running");
     }
-    await receiver.waitFor("/ts-held");
+    await receiver().waitFor("/ts-held");
   });
 });

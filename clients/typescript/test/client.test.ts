@@ -1,22 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 // The client against a real tickwheel serve (tokens on): timers, dead
 // letters, errors, tokens, the server's counts, a signed delivery.
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import * as assert from "node:assert/strict";
 import {
   BadRequestError, Client, ConflictError, ForbiddenError, NotFoundError, TickwheelError, UnauthorizedError,
   WebhookVerificationError, verifyWebhook,
 } from "../src/index.js";
-import { ADMIN, READ, Receiver, SECRETS, SERVER, waitUntil } from "./support.js";
+import { ADMIN, READ, SECRETS, SERVER, suiteReceiver, waitUntil } from "./support.js";
 
 describe("Client", () => {
-  let receiver: Receiver;
+  const receiver = suiteReceiver();
   const client = new Client(SERVER, { token: ADMIN });
-  before(async () => { receiver = await Receiver.start(); });
-  after(async () => { await receiver.close(); });
 
   it("creates, gets, reschedules and cancels", async () => {
-    const t = await client.create({ target: { url: receiver.url() }, delay_ms: 600_000, id: "ts-1", payload: { order: 42 } });
+    const t = await client.create({ target: { url: receiver().url() }, delay_ms: 600_000, id: "ts-1", payload: { order: 42 } });
     assert.equal(t.id, "ts-1");
     assert.equal(t.state, "pending");
     const got = await client.get("ts-1");
@@ -28,20 +26,20 @@ describe("Client", () => {
   });
 
   it("gives a create without id one, and repeats it safely", async () => {
-    const t = await client.create({ target: { url: receiver.url() }, delay_ms: 600_000 });
+    const t = await client.create({ target: { url: receiver().url() }, delay_ms: 600_000 });
     assert.match(t.id, /^[0-9a-f]{32}$/);
-    const again = await client.create({ target: { url: receiver.url() }, delay_ms: 600_000, id: t.id });
+    const again = await client.create({ target: { url: receiver().url() }, delay_ms: 600_000, id: t.id });
     assert.equal(again.created_ms, t.created_ms); // 200: the same timer
   });
 
   it("rejects with typed errors carrying the server's code", async () => {
-    await assert.rejects(client.create({ target: { url: receiver.url() }, delay_ms: -5 }),
+    await assert.rejects(client.create({ target: { url: receiver().url() }, delay_ms: -5 }),
       (e: unknown) => e instanceof BadRequestError && e.status === 400 && e.code === "negative_delay" &&
         e.field === "delay_ms");
     await assert.rejects(client.get("ts-no-such-timer"),
       (e: unknown) => e instanceof NotFoundError && e.code === "not_found");
-    await client.create({ target: { url: receiver.url() }, delay_ms: 600_000, id: "ts-conflict" });
-    await assert.rejects(client.create({ target: { url: receiver.url() }, delay_ms: 600_000, id: "ts-conflict", payload: 1 }),
+    await client.create({ target: { url: receiver().url() }, delay_ms: 600_000, id: "ts-conflict" });
+    await assert.rejects(client.create({ target: { url: receiver().url() }, delay_ms: 600_000, id: "ts-conflict", payload: 1 }),
       (e: unknown) => e instanceof ConflictError && e.code === "id_conflict");
     await client.cancel("ts-conflict");
     await assert.rejects(client.reschedule("ts-conflict", { delay_ms: 1 }),
@@ -54,22 +52,22 @@ describe("Client", () => {
 
   it("creates a batch all or nothing", async () => {
     const created = await client.createBatch([
-      { id: "ts-b1", delay_ms: 600_000, target: { url: receiver.url() } },
-      { delay_ms: 600_000, target: { url: receiver.url() } },
+      { id: "ts-b1", delay_ms: 600_000, target: { url: receiver().url() } },
+      { delay_ms: 600_000, target: { url: receiver().url() } },
     ]);
     assert.deepEqual(created.map((c) => c.created), [true, true]);
     assert.equal(created[0]?.id, "ts-b1");
     assert.match(created[1]?.id ?? "", /^[0-9a-f]{32}$/);
     await assert.rejects(client.createBatch([
-      { id: "ts-b2", delay_ms: 1, target: { url: receiver.url() } },
-      { id: "ts-b1", delay_ms: 1, target: { url: receiver.url() } },
+      { id: "ts-b2", delay_ms: 1, target: { url: receiver().url() } },
+      { id: "ts-b1", delay_ms: 1, target: { url: receiver().url() } },
     ]), ConflictError);
     await assert.rejects(client.get("ts-b2"), NotFoundError);
   });
 
   it("lists page after page", async () => {
     const ids = Array.from({ length: 7 }, (_, i) => `ts-list-${i}`);
-    for (const id of ids) await client.create({ target: { url: receiver.url() }, delay_ms: 600_000, id });
+    for (const id of ids) await client.create({ target: { url: receiver().url() }, delay_ms: 600_000, id });
     const listed: string[] = [];
     for await (const t of client.list("pending", { prefix: "ts-list-", limit: 2 })) listed.push(t.id);
     assert.deepEqual(listed.sort(), ids);
@@ -80,7 +78,7 @@ describe("Client", () => {
 
   it("retries and deletes dead letters", async () => {
     for (let i = 0; i < 3; i++) {
-      await client.create({ target: { url: receiver.url(`/fail-${i}`) }, delay_ms: 0, id: `ts-dead-${i}`,
+      await client.create({ target: { url: receiver().url(`/fail-${i}`) }, delay_ms: 0, id: `ts-dead-${i}`,
         retry: { max_attempts: 1, backoff_ms: 1 } });
     }
     for (let i = 0; i < 3; i++) {
@@ -111,15 +109,15 @@ describe("Client", () => {
     const reader = new Client(SERVER);
     delete process.env.TICKWHEEL_TOKEN;
     assert.deepEqual(await reader.whoami(), { role: "read" });
-    await assert.rejects(reader.create({ target: { url: receiver.url() }, delay_ms: 1 }),
+    await assert.rejects(reader.create({ target: { url: receiver().url() }, delay_ms: 1 }),
       (e: unknown) => e instanceof ForbiddenError && e.code === "forbidden");
     const nobody = new Client(SERVER);
     await assert.rejects(nobody.whoami(), (e: unknown) => e instanceof UnauthorizedError && e.code === "unauthenticated");
   });
 
   it("verifies a delivery with the server's secrets", async () => {
-    await client.create({ target: { url: receiver.url("/signed") }, delay_ms: 0, id: "ts-signed", payload: { n: 1 } });
-    const { headers, body } = await receiver.waitFor("/signed");
+    await client.create({ target: { url: receiver().url("/signed") }, delay_ms: 0, id: "ts-signed", payload: { n: 1 } });
+    const { headers, body } = await receiver().waitFor("/signed");
     const delivery = await verifyWebhook(SECRETS, headers, body);
     assert.deepEqual([delivery.id, delivery.payload, delivery.attempt], ["ts-signed", { n: 1 }, 1]);
     assert.equal((await verifyWebhook(SECRETS[1] ?? "", headers, body.toString())).id, "ts-signed");

@@ -1,21 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 // Schedules and flows through the client, against a real tickwheel serve.
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import * as assert from "node:assert/strict";
 import { Client, ConflictError, NotFoundError, verifyWebhook } from "../src/index.js";
 import type { CreateSchedule } from "../src/index.js";
-import { ADMIN, Receiver, SECRETS, SERVER, waitUntil } from "./support.js";
+import { ADMIN, SECRETS, SERVER, suiteReceiver, waitUntil } from "./support.js";
 
 const HOUR = 3_600_000;
 
 describe("schedules", () => {
-  let receiver: Receiver;
+  const receiver = suiteReceiver();
   const client = new Client(SERVER, { token: ADMIN });
-  before(async () => { receiver = await Receiver.start(); });
-  after(async () => { await receiver.close(); });
 
   it("goes from create to delete", async () => {
-    const body: CreateSchedule = { id: "ts-sched", every_ms: HOUR, target: { url: receiver.url("/ts-sched") }, payload: { s: 1 } };
+    const body: CreateSchedule = { id: "ts-sched", every_ms: HOUR, target: { url: receiver().url("/ts-sched") }, payload: { s: 1 } };
     const s = await client.createSchedule(body);
     assert.deepEqual([s.id, s.state, s.every_ms], ["ts-sched", "active", HOUR]);
     assert.equal((await client.createSchedule(body)).created_ms, s.created_ms);
@@ -30,7 +28,7 @@ describe("schedules", () => {
 
     const occurrence = await client.triggerSchedule("ts-sched");
     assert.ok(occurrence.id.startsWith("ts-sched@"), occurrence.id);
-    const { headers, body: raw } = await receiver.waitFor("/ts-sched");
+    const { headers, body: raw } = await receiver().waitFor("/ts-sched");
     const delivery = await verifyWebhook(SECRETS, headers, raw);
     assert.deepEqual([delivery.schedule, delivery.payload], ["ts-sched", { s: 1 }]);
 
@@ -48,7 +46,7 @@ describe("schedules", () => {
 
   it("are listed page after page", async () => {
     for (const id of ["ts-cron-a", "ts-cron-b", "ts-cron-c"]) {
-      await client.createSchedule({ id, cron: "0 9 * * 1-5", time_zone: "Europe/Berlin", target: { url: receiver.url() } });
+      await client.createSchedule({ id, cron: "0 9 * * 1-5", time_zone: "Europe/Berlin", target: { url: receiver().url() } });
     }
     const listed: string[] = [];
     for await (const s of client.listSchedules({ prefix: "ts-cron-", limit: 2 })) listed.push(s.id);

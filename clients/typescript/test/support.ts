@@ -3,6 +3,7 @@
 // started (from the environment), a webhook receiver, polling with a
 // deadline.
 import * as http from "node:http";
+import { after, before } from "node:test";
 import * as net from "node:net";
 import * as tls from "node:tls";
 import { readFileSync } from "node:fs";
@@ -95,6 +96,18 @@ export class Receiver {
     this.#server.closeAllConnections();
     await new Promise((resolve) => this.#server.close(resolve));
   }
+}
+
+/** A receiver started before the suite's tests and closed after them: the
+ * function returns it. */
+export function suiteReceiver(): () => Receiver {
+  let receiver: Receiver | undefined;
+  before(async () => { receiver = await Receiver.start(); });
+  after(async () => { await receiver?.close(); });
+  return () => {
+    if (receiver === undefined) throw new Error("the receiver starts before the suite's tests");
+    return receiver;
+  };
 }
 
 /** Opens a TCP connection to the TLS server (started with
