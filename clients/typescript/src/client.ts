@@ -136,14 +136,14 @@ export class Client {
    * the same id with another body rejects with ConflictError
    * (id_conflict). */
   async create(timer: CreateTimer, trace?: Trace): Promise<Timer> {
-    return this.#json("POST", "/v1/timers", { ...timer, id: timer.id ?? (await newId()) }, trace);
+    return this.#json("POST", "/v1/timers", { ...timer, id: timer.id || (await newId()) }, trace);
   }
 
   /** Creates several timers, all or nothing; ids are generated for those
    * without one. Returns, in order, each id, state, fire time and whether
    * it was new. */
   async createBatch(timers: CreateTimer[], trace?: Trace): Promise<CreatedTimer[]> {
-    const withIds = await Promise.all(timers.map(async (t) => ({ ...t, id: t.id ?? (await newId()) })));
+    const withIds = await Promise.all(timers.map(async (t) => ({ ...t, id: t.id || (await newId()) })));
     const answer = await this.#json<CreatedTimers>("POST", "/v1/timers:batch", { timers: withIds }, trace);
     return answer.timers;
   }
