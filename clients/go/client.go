@@ -203,20 +203,35 @@ func (c *Client) ListPage(ctx context.Context, state TimerState, o ListOptions) 
 // List calls fn for every timer in state, page after page, until fn
 // returns false or there are no more.
 func (c *Client) List(ctx context.Context, state TimerState, o ListOptions, fn func(Timer) bool) error {
-	for {
+	return eachPage(o.After, func(after string) ([]Timer, string, error) {
+		o.After = after
 		page, err := c.ListPage(ctx, state, o)
+		if err != nil {
+			return nil, "", err
+		}
+		return page.Timers, page.NextAfter, nil
+	}, fn)
+}
+
+// eachPage calls fn for the items of page after page: page(after) with
+// the next of the page before ("" on the last), from first, until fn
+// returns false or the last page.
+func eachPage[T any](first string, page func(after string) ([]T, string, error), fn func(T) bool) error {
+	after := first
+	for {
+		items, next, err := page(after)
 		if err != nil {
 			return err
 		}
-		for _, t := range page.Timers {
-			if !fn(t) {
+		for _, item := range items {
+			if !fn(item) {
 				return nil
 			}
 		}
-		if page.NextAfter == "" {
+		if next == "" {
 			return nil
 		}
-		o.After = page.NextAfter
+		after = next
 	}
 }
 
@@ -346,13 +361,27 @@ func (c *Client) call(ctx context.Context, method, path string, in, out interfac
 			return err
 		}
 	}
+	raw, _, err := c.callRaw(ctx, method, path, body, headers)
+	if err != nil || out == nil || len(raw) == 0 {
+		return err
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return &Error{Status: 200, Code: "invalid_answer", Message: err.Error()}
+	}
+	return nil
+}
+
+// callRaw makes a request, retried on a 503 or no answer; the body and
+// headers of a 2xx, else a *Error.
+func (c *Client) callRaw(ctx context.Context, method, path string, body []byte,
+	headers map[string]string) ([]byte, http.Header, error) {
 	for attempt := 1; ; attempt++ {
-		apiErr, retryAfter := c.exchange(ctx, method, path, body, out, headers)
+		raw, header, apiErr, retryAfter := c.exchange(ctx, method, path, body, headers)
 		if apiErr == nil {
-			return nil
+			return raw, header, nil
 		}
 		if (apiErr.Status != 503 && apiErr.Status != 0) || attempt > c.retries || ctx.Err() != nil {
-			return apiErr
+			return nil, nil, apiErr
 		}
 		if c.onRetry != nil {
 			c.onRetry(attempt, apiErr)
@@ -366,23 +395,23 @@ func (c *Client) call(ctx context.Context, method, path string, in, out interfac
 		}
 		select {
 		case <-ctx.Done():
-			return apiErr
+			return nil, nil, apiErr
 		case <-time.After(wait):
 		}
 	}
 }
 
-// exchange makes one request; nil on a 2xx (out filled), else the error
+// exchange makes one request; a 2xx's body and headers, else the error
 // and the Retry-After (-1 if none).
-func (c *Client) exchange(ctx context.Context, method, path string, body []byte, out interface{},
-	headers map[string]string) (*Error, time.Duration) {
+func (c *Client) exchange(ctx context.Context, method, path string, body []byte,
+	headers map[string]string) ([]byte, http.Header, *Error, time.Duration) {
 	var reader io.Reader
 	if body != nil {
 		reader = bytes.NewReader(body)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, reader)
 	if err != nil {
-		return &Error{Status: 0, Code: "connection", Message: err.Error()}, -1
+		return nil, nil, &Error{Status: 0, Code: "connection", Message: err.Error()}, -1
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", "tickwheel-go/0.2.0")
@@ -397,21 +426,15 @@ func (c *Client) exchange(ctx context.Context, method, path string, body []byte,
 	}
 	res, err := c.http.Do(req)
 	if err != nil {
-		return &Error{Status: 0, Code: "connection", Message: "no answer from " + c.base + ": " + err.Error()}, -1
+		return nil, nil, &Error{Status: 0, Code: "connection", Message: "no answer from " + c.base + ": " + err.Error()}, -1
 	}
 	defer res.Body.Close()
 	raw, err := io.ReadAll(res.Body)
 	if err != nil {
-		return &Error{Status: 0, Code: "connection", Message: "answer cut short: " + err.Error()}, -1
+		return nil, nil, &Error{Status: 0, Code: "connection", Message: "answer cut short: " + err.Error()}, -1
 	}
 	if res.StatusCode >= 200 && res.StatusCode < 300 {
-		if out == nil || len(raw) == 0 {
-			return nil, -1
-		}
-		if err := json.Unmarshal(raw, out); err != nil {
-			return &Error{Status: res.StatusCode, Code: "invalid_answer", Message: err.Error()}, -1
-		}
-		return nil, -1
+		return raw, res.Header, nil, -1
 	}
 	e := &Error{Status: res.StatusCode, Code: fmt.Sprintf("http_%d", res.StatusCode), Message: string(raw)}
 	var detail ErrorBody
@@ -422,5 +445,5 @@ func (c *Client) exchange(ctx context.Context, method, path string, body []byte,
 	if s, err := strconv.Atoi(res.Header.Get("Retry-After")); err == nil && s >= 0 {
 		retryAfter = time.Duration(s) * time.Second
 	}
-	return e, retryAfter
+	return nil, nil, e, retryAfter
 }

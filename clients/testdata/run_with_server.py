@@ -13,6 +13,10 @@ each must exit 0), with their data in a temporary directory:
                              (one held connection makes the next answer
                              503 overloaded: the retry case)
   TICKWHEEL_TEST_CA_FILE     the test CA's certificate (PEM)
+  TICKWHEEL_TEST_PAGE_ORIGIN http://127.0.0.1:PORT, an origin both servers
+                             allow (--allow-origin) for a browser's page;
+                             nothing listens there (the browser test
+                             hands the page to the browser itself)
   TICKWHEEL_TEST_ADMIN_TOKEN, TICKWHEEL_TEST_READ_TOKEN
   TICKWHEEL_TEST_WEBHOOK_SECRETS  the two whsec_ secrets, space-separated
   TICKWHEEL_TEST_OPENAPI     docs/openapi.json
@@ -116,8 +120,9 @@ def main():
         secrets = ["whsec_" + base64.b64encode(os.urandom(32)).decode() for _ in range(2)]
         with open(f"{d}/secrets", "w") as f:
             f.write("\n".join(secrets) + "\n")
+        page_origin = f"http://127.0.0.1:{free_port()}"
         common = ["--auth-token-file", f"{d}/tokens", "--webhook-secret-file", f"{d}/secrets",
-                  "--backoff", "100ms"]
+                  "--backoff", "100ms", "--allow-origin", page_origin]
         plain = Server(binary, d, "plain", common, tls=False)
         servers.append(plain)
         tls = Server(binary, d, "tls", common + ["--tls-cert", f"{d}/api.pem", "--tls-key", f"{d}/api.key",
@@ -129,7 +134,8 @@ def main():
                 return 1
         env = dict(os.environ,
                    TICKWHEEL_TEST_SERVER=plain.url, TICKWHEEL_TEST_TLS_SERVER=tls.url,
-                   TICKWHEEL_TEST_CA_FILE=f"{d}/ca.pem", TICKWHEEL_TEST_ADMIN_TOKEN=ADMIN,
+                   TICKWHEEL_TEST_CA_FILE=f"{d}/ca.pem", TICKWHEEL_TEST_PAGE_ORIGIN=page_origin,
+                   TICKWHEEL_TEST_ADMIN_TOKEN=ADMIN,
                    TICKWHEEL_TEST_READ_TOKEN=READ, TICKWHEEL_TEST_WEBHOOK_SECRETS=" ".join(secrets),
                    TICKWHEEL_TEST_OPENAPI=os.path.join(ROOT, "docs", "openapi.json"),
                    TICKWHEEL_TEST_VECTORS=os.path.join(HERE, "standard_webhooks.json"))

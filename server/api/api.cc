@@ -68,7 +68,9 @@ Admission Api::Admit(const HttpRequest& head) {
   Result<std::optional<std::string>> cross_origin = access_.guard.CheckOrigin(head);
   if (!cross_origin.ok()) return Answer(route.kind, ErrorResponse(cross_origin.status()));
   std::optional<std::string> cors = std::move(*cross_origin);
-  if (cors && method == http::verb::options) return Answer(route.kind, RequestGuard::Preflight(*cors));
+  if (cors && method == http::verb::options) {
+    return Answer(route.kind, RequestGuard::Preflight(*cors, AllowedMethods(route.kind)));
+  }
   if (static_files_) {
     if (std::optional<HttpResponse> page = static_files_(head)) return Answer(route.kind, std::move(*page));
   }

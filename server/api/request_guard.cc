@@ -167,11 +167,11 @@ Status RequestGuard::CheckContentType(const HttpRequest& head, bool has_body) {
                     "; e.g. curl --json '{...}'");
 }
 
-HttpResponse RequestGuard::Preflight(const std::string& origin) {
+HttpResponse RequestGuard::Preflight(const std::string& origin, std::string_view methods) {
   HttpResponse res;
   res.result(http::status::no_content);
   AllowOrigin(res, origin);
-  res.set(http::field::access_control_allow_methods, "GET, POST, PATCH, DELETE");
+  if (!methods.empty()) res.set(http::field::access_control_allow_methods, methods);
   res.set(http::field::access_control_allow_headers, "Authorization, Content-Type");
   res.set(http::field::access_control_max_age, "600");
   return res;

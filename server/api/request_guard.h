@@ -61,8 +61,9 @@ class RequestGuard {
   static Status CheckContentType(const HttpRequest& head, bool has_body);
 
   // A CORS preflight's answer (OPTIONS from an allowed origin): 204 with
-  // the methods and headers the API takes.
-  static HttpResponse Preflight(const std::string& origin);
+  // the route's `methods` ("GET, PUT, DELETE": AllowedMethods of its
+  // route; none for an unknown one) and the headers the API takes.
+  static HttpResponse Preflight(const std::string& origin, std::string_view methods);
   // Marks `res` readable by the page at `origin` (an allowed one).
   static void AllowOrigin(HttpResponse& res, const std::string& origin);
 

@@ -337,6 +337,20 @@ TEST(WebPageFlagsTest, PublicHostAndAllowOriginLetTheNamedOnesIn) {
                                            "Access-Control-Request-Headers: content-type\r\n"));
   EXPECT_EQ(RawConnection::StatusOf(answer), 204) << answer;
   EXPECT_NE(answer.find("Access-Control-Allow-Origin: https://ops.example.com"), std::string::npos) << answer;
+  EXPECT_NE(answer.find("Access-Control-Allow-Methods: GET, POST\r\n"), std::string::npos) << answer;
+  // A preflight lists its route's methods: a flow's PUT too (the
+  // TypeScript client's setFlow from a page was refused when every
+  // preflight listed GET, POST, PATCH, DELETE).
+  answer = Send(server.port(), BrowserRequest("OPTIONS", "/v1/flows/ops-flow", "timers.test:" + port,
+                                              "Origin: https://ops.example.com\r\n"
+                                              "Access-Control-Request-Method: PUT\r\n"));
+  EXPECT_EQ(RawConnection::StatusOf(answer), 204) << answer;
+  EXPECT_NE(answer.find("Access-Control-Allow-Methods: GET, PUT, DELETE\r\n"), std::string::npos) << answer;
+  answer = Send(server.port(), BrowserRequest("PUT", "/v1/flows/ops-flow", "timers.test:" + port,
+                                              "Origin: https://ops.example.com\r\nContent-Type: application/json\r\n",
+                                              R"({"rate_per_s":5})"));
+  EXPECT_EQ(RawConnection::StatusOf(answer), 200) << answer;
+  EXPECT_NE(answer.find("Access-Control-Allow-Origin: https://ops.example.com"), std::string::npos) << answer;
   answer = Send(server.port(), BrowserRequest("POST", "/v1/timers", "timers.test:" + port,
                                               "Origin: https://ops.example.com\r\nContent-Type: application/json\r\n",
                                               TimerBody("ops-1", 60'000, receiver.url())));

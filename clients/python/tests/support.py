@@ -89,6 +89,22 @@ class Receiver:
         self.server.server_close()
 
 
+class ServerTestCase(unittest.TestCase):
+    """A suite with a receiver and an admin client of SERVER, made once for
+    its tests."""
+
+    @classmethod
+    def setUpClass(cls):
+        from tickwheel import Client
+        cls.receiver = Receiver()
+        cls.client = Client(SERVER, token=ADMIN)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.client.close()
+        cls.receiver.close()
+
+
 def hold_the_only_connection(url):
     """Opens a TCP connection to the TLS server (started with
     --max-connections 1) and returns it once the server counts it: a probe

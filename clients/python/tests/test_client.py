@@ -10,22 +10,12 @@ import tickwheel
 from tickwheel import (BadRequestError, Client, ConflictError, ForbiddenError, NotFoundError,
                        UnauthorizedError, UnavailableError, verify_webhook)
 
-from .support import (ADMIN, CA_FILE, READ, SECRETS, SERVER, TLS_SERVER, Receiver,
+from .support import (ADMIN, CA_FILE, READ, SECRETS, SERVER, TLS_SERVER, ServerTestCase,
                       hold_the_only_connection, needs_server, wait_until)
 
 
 @needs_server
-class ClientTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.receiver = Receiver()
-        cls.client = Client(SERVER, token=ADMIN)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.client.close()
-        cls.receiver.close()
-
+class ClientTest(ServerTestCase):
     def test_create_get_reschedule_cancel(self):
         t = self.client.create({"url": self.receiver.url()}, delay_ms=600_000, id="py-1",
                                payload={"order": 42})

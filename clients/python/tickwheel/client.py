@@ -9,16 +9,31 @@ import ssl
 import threading
 import time
 import urllib.parse
-from typing import Any, Callable, Dict, Iterator, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from .errors import TickwheelError, UnavailableError, error_for
 from .types import (
+    AdminMode,
+    Backfill,
+    BackfillOutcome,
+    Backup,
     Cluster,
+    CreateSchedule,
     CreatedTimer,
     CreateTimer,
     DeadLetterOutcome,
+    ExportLine,
+    Flow,
+    FlowPage,
+    FlowSettings,
     Health,
+    ImportLine,
+    ImportResult,
+    PatchSchedule,
     RetryPolicy,
+    Schedule,
+    SchedulePage,
+    ScheduleState,
     Stats,
     StatsSeries,
     Target,
@@ -170,12 +185,7 @@ class Client:
         """Every timer in `state` (with list_page's filters), page after
         page: the next page is asked for when this one is used up."""
         after = filters.pop("after", None)
-        while True:
-            page = self.list_page(state, after=after, **filters)
-            yield from page["timers"]
-            after = page.get("next_after")
-            if after is None:
-                return
+        return _pages(lambda a: self.list_page(state, after=a, **filters), "timers", after)
 
     def reschedule(self, id: str, *, delay_ms: Optional[int] = None,
                    fire_at_ms: Optional[int] = None) -> Timer:
@@ -222,6 +232,162 @@ class Client:
     def delete_all_failed(self, **filters: Any) -> int:
         """delete_failed until nothing more matches; the number deleted."""
         return self._until_done(self.delete_failed, filters)
+
+    # Schedules (docs/schedules.md) ----------------------------------------
+
+    def create_schedule(self, schedule: CreateSchedule) -> Schedule:
+        """Creates a schedule (exactly one of every_ms and cron); the same
+        body again returns it as it is, another body under its id raises
+        ConflictError (id_conflict)."""
+        return self._call("POST", "/v1/schedules", schedule)
+
+    def get_schedule(self, id: str, *, next: Optional[int] = None,
+                     show_headers: bool = False) -> Schedule:
+        """The schedule with its `next` upcoming times (default 5, 0..100)."""
+        query: Dict[str, str] = {}
+        if next is not None:
+            query["next"] = str(next)
+        if show_headers:
+            query["show_headers"] = "true"
+        return self._call("GET", _path("/v1/schedules/", id) + _query(query))
+
+    def list_schedules_page(self, *, state: Optional[ScheduleState] = None,
+                            prefix: Optional[str] = None, limit: Optional[int] = None,
+                            after: Optional[str] = None, show_headers: bool = False) -> SchedulePage:
+        """One page of schedules in id order; pass its next_after as `after`."""
+        query: Dict[str, str] = {}
+        for key, value in (("state", state), ("prefix", prefix), ("after", after)):
+            if value is not None:
+                query[key] = value
+        if limit is not None:
+            query["limit"] = str(limit)
+        if show_headers:
+            query["show_headers"] = "true"
+        return self._call("GET", "/v1/schedules" + _query(query))
+
+    def list_schedules(self, **filters: Any) -> Iterator[Schedule]:
+        """Every schedule (with list_schedules_page's filters), page after page."""
+        after = filters.pop("after", None)
+        return _pages(lambda a: self.list_schedules_page(after=a, **filters), "schedules", after)
+
+    def update_schedule(self, id: str, change: PatchSchedule) -> Schedule:
+        """Changes what is given (the rest stays)."""
+        return self._call("PATCH", _path("/v1/schedules/", id), change)
+
+    def delete_schedule(self, id: str) -> Schedule:
+        """Deletes it (its pending occurrence is cancelled); the schedule as it was."""
+        return self._call("DELETE", _path("/v1/schedules/", id))
+
+    def pause_schedule(self, id: str) -> Schedule:
+        return self._call("POST", _path("/v1/schedules/", id) + ":pause")
+
+    def resume_schedule(self, id: str) -> Schedule:
+        return self._call("POST", _path("/v1/schedules/", id) + ":resume")
+
+    def trigger_schedule(self, id: str) -> Timer:
+        """An occurrence now, besides the planned ones: the timer `<id>@<now>`."""
+        return self._call("POST", _path("/v1/schedules/", id) + ":trigger")
+
+    def backfill_schedule(self, id: str, *, from_ms: int, to_ms: int) -> BackfillOutcome:
+        """Creates the occurrences of [from_ms, to_ms) that were not there;
+        while the answer's `more`, call again from its next_from_ms."""
+        body: Backfill = {"from_ms": from_ms, "to_ms": to_ms}
+        return self._call("POST", _path("/v1/schedules/", id) + ":backfill", body)
+
+    # Flows (docs/flows.md) --------------------------------------------------
+
+    def list_flows_page(self, *, after: Optional[str] = None, limit: Optional[int] = None) -> FlowPage:
+        """One page of the configured flows and those active in the last
+        minute, by key."""
+        query: Dict[str, str] = {}
+        if after is not None:
+            query["after"] = after
+        if limit is not None:
+            query["limit"] = str(limit)
+        return self._call("GET", "/v1/flows" + _query(query))
+
+    def list_flows(self, *, limit: Optional[int] = None) -> Iterator[Flow]:
+        """Every flow, page after page."""
+        return _pages(lambda a: self.list_flows_page(after=a, limit=limit), "flows", None)
+
+    def get_flow(self, key: str) -> Flow:
+        """The flow (one without settings shows the defaults)."""
+        return self._call("GET", _path("/v1/flows/", key))
+
+    def set_flow(self, key: str, settings: FlowSettings) -> Flow:
+        """Stores the flow's settings (what is not given takes the defaults)."""
+        return self._call("PUT", _path("/v1/flows/", key), settings)
+
+    def reset_flow(self, key: str) -> Flow:
+        """Back to the server's defaults."""
+        return self._call("DELETE", _path("/v1/flows/", key))
+
+    def pause_flow(self, key: str) -> Flow:
+        return self._call("POST", _path("/v1/flows/", key) + ":pause")
+
+    def resume_flow(self, key: str) -> Flow:
+        return self._call("POST", _path("/v1/flows/", key) + ":resume")
+
+    # The operator's routes (docs/data.md; an admin token) -----------------
+
+    def backup(self, to: str) -> Backup:
+        """A hot backup of the embedded store into `to`, a new directory by
+        absolute path on the server's machine (BadRequestError on a cluster
+        node: use pg_dump)."""
+        return self._call("POST", "/v1/admin/backup", {"to": to})
+
+    def export_page(self, *, states: Optional[List[TimerState]] = None, limit: Optional[int] = None,
+                    cursor: Optional[str] = None) -> Tuple[List[ExportLine], Optional[str]]:
+        """One page of an export: its lines and the cursor of the next page
+        (None on the last). The first page without `cursor` (`states`: every
+        state, and the schedules and flows, when None); the next ones with
+        the cursor (NotFoundError export_expired for an export idle 5
+        minutes)."""
+        query: Dict[str, str] = {}
+        if states is not None and cursor is None:
+            query["state"] = ",".join(states)
+        if limit is not None:
+            query["limit"] = str(limit)
+        if cursor is not None:
+            query["cursor"] = cursor
+        headers, raw = self._call_raw("GET", "/v1/admin/export" + _query(query), None,
+                                      {"Accept": "application/x-ndjson"})
+        lines = [json.loads(line) for line in raw.splitlines() if line.strip()]
+        return lines, headers.get("tickwheel-export-cursor")
+
+    def export(self, *, states: Optional[List[TimerState]] = None,
+               limit: Optional[int] = None) -> Iterator[ExportLine]:
+        """Every line of an export from one snapshot, page after page: the
+        header, the timers in id order, then (exporting every state) the
+        schedules and flows and `end`."""
+        lines, cursor = self.export_page(states=states, limit=limit)
+        yield from lines
+        while cursor is not None:
+            lines, cursor = self.export_page(limit=limit, cursor=cursor)
+            yield from lines
+
+    def import_records(self, lines: List[ImportLine]) -> ImportResult:
+        """Writes the lines (an export's, or timers with only their create
+        body, id and state) in one durable request of at most --max-batch
+        lines: what was created, what existed, the conflicts. Importing the
+        same lines again creates nothing new."""
+        body = "".join(json.dumps(line) + "\n" for line in lines).encode()
+        return json.loads(self._call_raw("POST", "/v1/admin/import", body, {})[1])
+
+    def pause_delivery(self) -> AdminMode:
+        """No timer is fired until resume_delivery (waits for attempts in
+        flight up to --drain-timeout)."""
+        return self._call("POST", "/v1/admin/delivery:pause")
+
+    def resume_delivery(self) -> AdminMode:
+        return self._call("POST", "/v1/admin/delivery:resume")
+
+    def pause_writes(self) -> AdminMode:
+        """Clients' writes answer 503 writes_paused until resume_writes."""
+        return self._call("POST", "/v1/admin/writes:pause")
+
+    def resume_writes(self) -> AdminMode:
+        return self._call("POST", "/v1/admin/writes:resume")
 
     # The server -----------------------------------------------------------
 
@@ -271,12 +437,19 @@ class Client:
     def _call(self, method: str, path: str, body: Any = None,
               headers: Optional[Dict[str, str]] = None) -> Any:
         data = None if body is None else json.dumps(body).encode()
+        raw = self._call_raw(method, path, data, headers or {})[1]
+        return json.loads(raw) if raw else None
+
+    def _call_raw(self, method: str, path: str, data: Optional[bytes],
+                  headers: Dict[str, str]) -> Tuple[Dict[str, str], bytes]:
+        """The answer's headers (lower-case names) and body of a 2xx;
+        retries a 503 or no answer, raises the error of any other status."""
         send = {"Accept": "application/json", "User-Agent": "tickwheel-python/0.2.0"}
         if data is not None:
             send["Content-Type"] = "application/json"
         if self._token:
             send["Authorization"] = "Bearer " + self._token
-        send.update(headers or {})
+        send.update(headers)
         attempt = 0
         while True:
             attempt += 1
@@ -288,7 +461,7 @@ class Client:
                     0, "connection", f"no answer from {self._host}:{self._port}: {e}")
             else:
                 if 200 <= status < 300:
-                    return json.loads(raw) if raw else None
+                    return answer_headers, raw
                 error = _error(status, raw)
                 if status != 503:
                     raise error
@@ -335,8 +508,27 @@ class Client:
             raise AssertionError("unreachable")
 
 
+def _pages(fetch: Callable[[Optional[str]], Any], key: str, after: Optional[str]) -> Iterator[Any]:
+    """The items under `key` of page after page: fetch(after) with the
+    page before's next_after, until a page has none."""
+    while True:
+        page = fetch(after)
+        yield from page[key]
+        after = page.get("next_after")
+        if after is None:
+            return
+
+
 def _timer_path(id: str) -> str:
-    return "/v1/timers/" + urllib.parse.quote(id, safe="")
+    return _path("/v1/timers/", id)
+
+
+def _path(collection: str, id: str) -> str:
+    return collection + urllib.parse.quote(id, safe="")
+
+
+def _query(query: Dict[str, str]) -> str:
+    return "?" + urllib.parse.urlencode(query) if query else ""
 
 
 def _trace(traceparent: Optional[str], tracestate: Optional[str]) -> Dict[str, str]:
