@@ -339,6 +339,52 @@ TEST(CppWebhookVectorsTest, TheStandardWebhooksCasesVerifyAsPublished) {
   }
 }
 
+// What the client sends against docs/openapi.json: a request with every
+// field of CreateTimer and DeadLetterFilter set, sent to a receiver that
+// records it, has exactly the keys of the description's schema of that
+// body (a field the description has and the client lacks fails).
+TEST(CppClientShapesTest, RequestBodiesHaveEveryFieldOfTheDescription) {
+  std::ifstream in(Env("TICKWHEEL_TEST_OPENAPI"));
+  ASSERT_TRUE(in) << "cannot read docs/openapi.json";
+  std::stringstream text;
+  text << in.rdbuf();
+  const json::value schemas = json::parse(text.str()).at("components").at("schemas");
+  auto keys_of_schema = [&](const char* name) {
+    std::set<std::string> keys;
+    for (const auto& [k, v] : schemas.at(name).at("properties").as_object()) keys.emplace(k);
+    return keys;
+  };
+  testing::WebhookReceiver recorder;  // answers 200 with no body: not a timer
+  ClientOptions o;
+  o.server = "http://127.0.0.1:" + std::to_string(recorder.port());
+  o.token = "";
+  o.retries = 0;
+  Client c(o);
+  EXPECT_THROW(c.Create({.target = Url("http://127.0.0.1:9/x"), .delay_ms = 1, .fire_at_ms = 2,
+                         .id = "shape", .payload = json::value(1),
+                         .retry = json::object{{"max_attempts", 1}}, .flow = "f",
+                         .traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}),
+               ServerError);
+  EXPECT_THROW(c.RetryFailed({.prefix = "p", .host = "h", .all = true, .dry_run = true,
+                              .failed_before_ms = 5}),
+               ServerError);
+  EXPECT_THROW(c.CreateBatch({{.target = Url("http://127.0.0.1:9/x"), .delay_ms = 1}}), ServerError);
+  ASSERT_TRUE(recorder.WaitFor(3, 30s));
+  std::map<std::string, testing::Delivery> by_path;
+  for (const testing::Delivery& d : recorder.deliveries()) by_path[d.path] = d;
+  auto keys_sent = [&](const std::string& path) {
+    std::set<std::string> keys;
+    const json::value body = json::parse(by_path.at(path).body);
+    for (const auto& [k, v] : body.as_object()) keys.emplace(k);
+    return keys;
+  };
+  EXPECT_EQ(keys_sent("/v1/timers"), keys_of_schema("CreateTimer"));
+  EXPECT_EQ(by_path.at("/v1/timers").headers.at("traceparent"),
+            "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
+  EXPECT_EQ(keys_sent("/v1/timers:retry-failed"), keys_of_schema("DeadLetterFilter"));
+  EXPECT_EQ(keys_sent("/v1/timers:batch"), keys_of_schema("CreateTimers"));
+}
+
 // The HTTPS server: --max-connections 1, a test CA.
 class CppTlsClientTest : public ::testing::Test {
  protected:
