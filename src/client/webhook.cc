@@ -3,12 +3,14 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
 
 #include <algorithm>
 #include <boost/json/parse.hpp>
 #include <cctype>
 #include <cstdint>
+#include <memory>
+
+#include "client/webhook_mac.h"
 
 namespace tickwheel::client {
 
@@ -42,23 +44,15 @@ std::string Key(std::string_view secret) {
   return key;
 }
 
-// base64 of HMAC-SHA256(key, "{id}.{timestamp}.{body}").
+// base64 of HMAC-SHA256(key, "{id}.{timestamp}.{body}"), as the server's
+// signer makes it (webhook_mac.h).
 std::string Signature(const std::string& key, std::string_view id, std::string_view timestamp,
                       std::string_view body) {
-  std::string signed_text;
-  signed_text.reserve(id.size() + timestamp.size() + body.size() + 2);
-  signed_text.append(id).append(".").append(timestamp).append(".").append(body);
-  unsigned char mac[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  if (HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
-           reinterpret_cast<const unsigned char*>(signed_text.data()), signed_text.size(), mac,
-           &length) == nullptr) {
-    throw std::runtime_error("OpenSSL cannot compute an HMAC-SHA256");
-  }
-  std::string out(4 * ((length + 2) / 3) + 1, '\0');
-  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), mac,
-                                static_cast<int>(length));
-  out.resize(static_cast<std::size_t>(n));
+  std::unique_ptr<EVP_MAC_CTX, void (*)(EVP_MAC_CTX*)> mac(internal::NewWebhookMac(key),
+                                                           EVP_MAC_CTX_free);
+  if (mac == nullptr) throw std::runtime_error("OpenSSL cannot make an HMAC-SHA256");
+  std::string out;
+  internal::AppendWebhookSignature(mac.get(), id, timestamp, body, out);
   return out;
 }
 
