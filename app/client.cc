@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "api/timer_request.h"
+#include "client/percent_encode.h"  // the C++ client's (src/client/)
 #include "duration_flag.h"
 #include "exit_codes.h"
 #include "timer_output.h"
@@ -77,21 +78,7 @@ std::unique_ptr<client::Client> ClientFlags::Client(std::chrono::milliseconds ti
   }
 }
 
-std::string PercentEncode(std::string_view text) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if (std::isalnum(u) || c == '-' || c == '.' || c == '_' || c == '~') {
-      out += c;
-    } else {
-      out += '%';
-      out += kHex[u >> 4];
-      out += kHex[u & 15];
-    }
-  }
-  return out;
-}
+std::string PercentEncode(std::string_view text) { return client::internal::PercentEncode(text); }
 
 std::optional<std::string> TimerPath(std::string_view id, std::string_view suffix) {
   if (server::Status s = server::ValidateTimerPathId(id); !s.ok()) {

@@ -10,6 +10,7 @@
 #include <cstdlib>
 
 #include "client/http_connection.h"
+#include "client/percent_encode.h"
 #include "tickwheel/client.h"
 
 namespace tickwheel::client {
@@ -18,24 +19,9 @@ namespace asio = boost::asio;
 
 namespace {
 
-// Percent-encodes everything but RFC 3986's unreserved characters.
-std::string Encode(std::string_view text) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if (std::isalnum(u) || c == '-' || c == '.' || c == '_' || c == '~') {
-      out += c;
-    } else {
-      out += '%';
-      out += kHex[u >> 4];
-      out += kHex[u & 15];
-    }
-  }
-  return out;
-}
+using internal::PercentEncode;
 
-std::string TimerPath(std::string_view id) { return "/v1/timers/" + Encode(id); }
+std::string TimerPath(std::string_view id) { return "/v1/timers/" + PercentEncode(id); }
 
 // The server's Retry-After in seconds, if it sent a number.
 std::optional<std::chrono::milliseconds> RetryAfter(const Response& r) {
@@ -217,11 +203,11 @@ asio::awaitable<json::object> AsyncClient::Get(std::string id, bool show_headers
 }
 
 asio::awaitable<json::object> AsyncClient::ListPage(std::string state, ListOptions o) {
-  std::string target = "/v1/timers?state=" + Encode(state);
+  std::string target = "/v1/timers?state=" + PercentEncode(state);
   if (o.limit) target += "&limit=" + std::to_string(*o.limit);
-  if (!o.after.empty()) target += "&after=" + Encode(o.after);
-  if (!o.prefix.empty()) target += "&prefix=" + Encode(o.prefix);
-  if (!o.host.empty()) target += "&host=" + Encode(o.host);
+  if (!o.after.empty()) target += "&after=" + PercentEncode(o.after);
+  if (!o.prefix.empty()) target += "&prefix=" + PercentEncode(o.prefix);
+  if (!o.host.empty()) target += "&host=" + PercentEncode(o.host);
   if (o.show_headers) target += "&show_headers=true";
   co_return co_await Object("GET", std::move(target));
 }
