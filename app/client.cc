@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "api/timer_request.h"
+#include "client/percent_encode.h"  // the C++ client's (src/client/)
 #include "duration_flag.h"
 #include "exit_codes.h"
 #include "timer_output.h"
@@ -44,44 +45,40 @@ std::string ClientFlags::ServerWithPort() const {
   return has_port ? base : base + ":" + kDefaultPort;
 }
 
-std::unique_ptr<server::BlockingHttpClient> ClientFlags::Client(
-    std::chrono::milliseconds timeout) const {
-  server::BlockingHttpClientOptions options;
+std::unique_ptr<client::Client> ClientFlags::Client(std::chrono::milliseconds timeout,
+                                                   int retries) const {
+  client::ClientOptions options;
+  options.server = ServerWithPort();
   options.timeout = timeout;
   options.ca_file = ca_file;
+  options.retries = retries;
+  options.on_retry = [](int, const client::Error& e) {
+    std::fprintf(stderr, "tickwheel: %s; trying again\n",
+                 e.status() == 0 ? e.message().c_str() : e.what());
+  };
   if (!token_file.empty()) {
     std::ifstream in(token_file);
-    std::getline(in, options.bearer_token);
-    while (!options.bearer_token.empty() &&
-           std::isspace(static_cast<unsigned char>(options.bearer_token.back()))) {
-      options.bearer_token.pop_back();
+    std::string token;
+    std::getline(in, token);
+    while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) {
+      token.pop_back();
     }
-    if (options.bearer_token.empty()) {
+    if (token.empty()) {
       std::fprintf(stderr, "tickwheel: --token-file %s: cannot read a token from it\n",
                    token_file.c_str());
       return nullptr;
     }
-  } else if (const char* env = std::getenv("TICKWHEEL_TOKEN")) {
-    options.bearer_token = env;
+    options.token = std::move(token);
+  }  // else $TICKWHEEL_TOKEN, as the client reads it
+  try {
+    return std::make_unique<client::Client>(std::move(options));
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "tickwheel: --server: %s\n", e.what());
+    return nullptr;
   }
-  return std::make_unique<server::BlockingHttpClient>(ServerWithPort(), std::move(options));
 }
 
-std::string PercentEncode(std::string_view text) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if (std::isalnum(u) || c == '-' || c == '.' || c == '_' || c == '~') {
-      out += c;
-    } else {
-      out += '%';
-      out += kHex[u >> 4];
-      out += kHex[u & 15];
-    }
-  }
-  return out;
-}
+std::string PercentEncode(std::string_view text) { return client::internal::PercentEncode(text); }
 
 std::optional<std::string> TimerPath(std::string_view id, std::string_view suffix) {
   if (server::Status s = server::ValidateTimerPathId(id); !s.ok()) {

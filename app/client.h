@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "cli/blocking_http_client.h"
+#include "tickwheel/client.h"
 
 namespace tickwheel::app {
 
@@ -34,12 +35,14 @@ struct ClientFlags {
   // "[::1]:8080").
   std::string ServerWithPort() const;
 
-  // A client for the server with the token (--token-file, else
-  // $TICKWHEEL_TOKEN) and --ca-file; null, after saying why on stderr, if
-  // the token file cannot be read. `timeout` bounds each call (a backup of
-  // a large store takes longer than the default).
-  std::unique_ptr<server::BlockingHttpClient> Client(
-      std::chrono::milliseconds timeout = std::chrono::seconds(30)) const;
+  // The C++ client (tickwheel/client.h) for the server with the token
+  // (--token-file, else $TICKWHEEL_TOKEN) and --ca-file; null, after saying
+  // why on stderr, if the token file cannot be read. `timeout` bounds each
+  // call (a backup of a large store takes longer than the default); a 503
+  // or a lost connection is tried again `retries` times (saying so on
+  // stderr), as the client does.
+  std::unique_ptr<client::Client> Client(
+      std::chrono::milliseconds timeout = std::chrono::seconds(30), int retries = 3) const;
 };
 
 // "/v1/timers/ID" + `suffix`, or nullopt after printing what is wrong with

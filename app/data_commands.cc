@@ -45,7 +45,10 @@ std::string Describe(const HttpCallResult& r) {
 // A call that is tried again (same request) when the server could not be
 // reached or answered 503, up to `tries` times, waiting 0.5, 1, 2, ... s.
 // For requests that may be repeated (export pages by cursor, imports).
-HttpCallResult CallAgainOn503(server::BlockingHttpClient& client, std::string_view method,
+// The data commands' clients are made with no retries of their own
+// (ClientFlags::Client(timeout, 0)): this loop, with its 8 tries and its
+// message, is theirs.
+HttpCallResult CallAgainOn503(client::Client& client, std::string_view method,
                               const std::string& target, std::string_view body, int tries = 8) {
   HttpCallResult r;
   auto pause = std::chrono::milliseconds(500);
@@ -132,7 +135,7 @@ void AddBackup(CLI::App& app, int& exit_code) {
                   "not exist yet (on the data directory's filesystem, tables are hard links)")
       ->required();
   cmd->callback([flags, to, &exit_code] {
-    auto client = flags->Client(std::chrono::hours(1));
+    auto client = flags->Client(std::chrono::hours(1), 0);
     if (!client) return void(exit_code = kExitUsage);
     HttpCallResult r = client->Call("POST", "/v1/admin/backup",
                                     json::serialize(json::object{{"to", *to}}));
@@ -176,7 +179,7 @@ bool IsTimerLine(std::string_view line) {
 }
 
 int RunExport(const ClientFlags& flags, const ExportFlags& ex) {
-  auto client = flags.Client(std::chrono::minutes(5));
+  auto client = flags.Client(std::chrono::minutes(5), 0);
   if (!client) return kExitUsage;
   std::FILE* out = stdout;
   if (!ex.out.empty()) {
@@ -364,7 +367,7 @@ class LineReader {
 };
 
 int RunImport(const ClientFlags& flags, const ImportFlags& im) {
-  auto client = flags.Client(std::chrono::minutes(5));
+  auto client = flags.Client(std::chrono::minutes(5), 0);
   if (!client) return kExitUsage;
   std::FILE* in = stdin;
   const std::string name = im.file.empty() || im.file == "-" ? "stdin" : im.file;
@@ -585,7 +588,7 @@ void AddSwitch(CLI::App& app, int& exit_code, const char* name, const char* help
     const std::string target =
         std::string("/v1/admin/") + name + (pause ? ":pause" : ":resume");
     cmd->callback([flags, target, &exit_code] {
-      auto client = flags->Client(std::chrono::minutes(5));
+      auto client = flags->Client(std::chrono::minutes(5), 0);
       if (!client) return void(exit_code = kExitUsage);
       exit_code = Report(client->Call("POST", target), Output::kJson);
     });

@@ -101,11 +101,12 @@ void AddAdd(CLI::App& app, int& exit_code, std::shared_ptr<ClientFlags> common) 
                   "first retry delay, doubled per attempt (default: the server's)")
       ->check(DurationCheck());
   cmd->callback([add, common, &exit_code] {
+    // Always with an id (made here when not given, as the server makes
+    // them), so that the client may send the create again after a 503 or
+    // a lost answer: the server answers 200 for the same id and body.
     json::object body;
-    if (!add->id.empty()) {
-      if (!TimerPath(add->id)) return void(exit_code = kExitUsage);
-      body["id"] = add->id;
-    }
+    if (!add->id.empty() && !TimerPath(add->id)) return void(exit_code = kExitUsage);
+    body["id"] = add->id.empty() ? client::NewId() : add->id;
     if (!add->when.Fill(body)) return void(exit_code = kExitUsage);
     if (add->url.empty() && add->nats.empty()) {
       std::fprintf(stderr, "tickwheel: say where to: --url URL or --nats SUBJECT\n");

@@ -42,15 +42,25 @@ set(TICKWHEEL_PUBLIC_HEADERS
   include/tickwheel/timing_wheel.h
   include/tickwheel/wheel.h
 )
+# The client's (src/client/CMakeLists.txt), installed with it: built with
+# the server (TICKWHEEL_BUILD_SERVER, which needs Boost and OpenSSL).
+set(TICKWHEEL_CLIENT_HEADERS
+  include/tickwheel/client.h
+  include/tickwheel/webhook.h
+)
 file(GLOB_RECURSE tickwheel_include_files RELATIVE ${PROJECT_SOURCE_DIR}
      ${PROJECT_SOURCE_DIR}/include/*)
 foreach(f ${tickwheel_include_files})
-  if(NOT f IN_LIST TICKWHEEL_PUBLIC_HEADERS)
-    message(FATAL_ERROR "${f} is not in TICKWHEEL_PUBLIC_HEADERS "
+  if(NOT f IN_LIST TICKWHEEL_PUBLIC_HEADERS AND NOT f IN_LIST TICKWHEEL_CLIENT_HEADERS)
+    message(FATAL_ERROR "${f} is not in TICKWHEEL_PUBLIC_HEADERS or TICKWHEEL_CLIENT_HEADERS "
                         "(cmake/TickwheelInstall.cmake): list it, or remove it")
   endif()
 endforeach()
-foreach(header ${TICKWHEEL_PUBLIC_HEADERS})
+set(tickwheel_installed_headers ${TICKWHEEL_PUBLIC_HEADERS})
+if(TICKWHEEL_BUILD_SERVER)
+  list(APPEND tickwheel_installed_headers ${TICKWHEEL_CLIENT_HEADERS})
+endif()
+foreach(header ${tickwheel_installed_headers})
   get_filename_component(dir ${header} DIRECTORY)
   string(REGEX REPLACE "^include/?" "" dir "${dir}")
   install(FILES ${header} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/${dir})

@@ -1,23 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
 // BlockingHttpClient: one keep-alive HTTP/1.1 or HTTPS connection, one
-// request at a time; for the client commands and for tests.
+// request at a time, answers as they come (no retries, no token but the
+// one given); for tests and benchmarks. It is the C++ client's transport
+// (tickwheel/client.h, tickwheel::client::Client::Call) with these
+// defaults and the exchange observer below.
 #ifndef TICKWHEEL_SERVER_CLI_BLOCKING_HTTP_CLIENT_H_
 #define TICKWHEEL_SERVER_CLI_BLOCKING_HTTP_CLIENT_H_
 
 #include <chrono>
-#include <map>
-#include <memory>
 #include <string>
 #include <string_view>
 
+#include "tickwheel/client.h"
+
 namespace tickwheel::server {
 
-struct HttpCallResult {
-  int status = 0;      // 0: no answer (see error)
-  std::string body;
-  std::string error;   // connection-level failure
-  std::map<std::string, std::string> headers;  // of the answer; names in lower case
-};
+// status 0: no answer (see error); header names in lower case.
+using HttpCallResult = client::Response;
 
 struct BlockingHttpClientOptions {
   std::chrono::milliseconds timeout{std::chrono::seconds(30)};
@@ -57,8 +56,8 @@ class BlockingHttpClient {
                       std::string_view body = {});
 
  private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
+  bool bearer_token_;
+  client::Client client_;
 };
 
 }  // namespace tickwheel::server

@@ -1,15 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "delivery/webhook_signer.h"
 
-#include <openssl/core_names.h>
 #include <openssl/evp.h>
-#include <openssl/params.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 
+#include "client/webhook_mac.h"  // the client's VerifyWebhook computes the same
 #include "common/base64.h"
 
 namespace tickwheel::server {
@@ -39,11 +38,6 @@ struct ThreadStates {
   }
   ~ThreadStates() { Clear(); }
 };
-
-EVP_MAC* HmacAlgorithm() {
-  static EVP_MAC* const kHmac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
-  return kHmac;
-}
 
 std::string Trim(const std::string& s) {
   const std::size_t from = s.find_first_not_of(" \t\r");
@@ -85,13 +79,8 @@ Result<WebhookSigner> WebhookSigner::FromLines(const std::vector<std::string>& l
                                              "(e.g. echo whsec_$(openssl rand -base64 32))");
     }
     std::shared_ptr<Keyed> keyed(new Keyed, Free());
-    keyed->ctx = HmacAlgorithm() ? EVP_MAC_CTX_new(HmacAlgorithm()) : nullptr;
-    char digest[] = "SHA256";
-    OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
-                           OSSL_PARAM_construct_end()};
-    if (keyed->ctx == nullptr ||
-        EVP_MAC_init(keyed->ctx, reinterpret_cast<const unsigned char*>(key->data()), key->size(),
-                     params) != 1) {
+    keyed->ctx = client::internal::NewWebhookMac(*key);
+    if (keyed->ctx == nullptr) {
       return Status::Invalid("bad_flag", where + ": OpenSSL cannot make an HMAC-SHA256 with it");
     }
     signer.keyed_.push_back(std::move(keyed));
@@ -116,21 +105,9 @@ std::string WebhookSigner::Sign(std::string_view id, std::int64_t unix_seconds,
   std::string out;
   out.reserve(keyed_.size() * 48);
   for (EVP_MAC_CTX* ctx : states.contexts) {
-    unsigned char mac[EVP_MAX_MD_SIZE];
-    std::size_t length = 0;
-    EVP_MAC_init(ctx, nullptr, 0, nullptr);  // back to the keyed state
-    auto update = [ctx](std::string_view part) {
-      EVP_MAC_update(ctx, reinterpret_cast<const unsigned char*>(part.data()), part.size());
-    };
-    update(id);
-    update(".");
-    update(timestamp);
-    update(".");
-    update(body);
-    EVP_MAC_final(ctx, mac, &length, sizeof mac);
     if (!out.empty()) out += ' ';
     out += "v1,";
-    out += Base64Encode(std::string_view(reinterpret_cast<const char*>(mac), length));
+    client::internal::AppendWebhookSignature(ctx, id, timestamp, body, out);
   }
   return out;
 }

@@ -4,7 +4,8 @@
 # `cmake --install build --prefix P` does for a user), checks what the
 # install holds (the executable, the systemd unit pointing at it, the man
 # page, the options file), then builds the consumer project against it
-# with find_package and runs it.
+# with find_package and runs it (and, when the server was built, the
+# program that uses the installed C++ client).
 set -euo pipefail
 build_dir=$1
 source_dir=$(cd "$(dirname "$0")" && pwd)
@@ -26,3 +27,8 @@ cmake -S "$source_dir" -B "$tmp/build" -DCMAKE_PREFIX_PATH="$tmp/prefix" \
   -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$tmp/build" >/dev/null
 "$tmp/build/consumer"
+if [ -f "$build_dir/tickwheel" ]; then
+  [ -f "$tmp/prefix/include/tickwheel/client.h" ] || fail "tickwheel/client.h was not installed"
+  [ -x "$tmp/build/client_consumer" ] || fail "find_package(tickwheel) gave no tickwheel::client"
+  "$tmp/build/client_consumer"
+fi

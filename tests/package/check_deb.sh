@@ -37,6 +37,8 @@ for f in ./usr/bin/tickwheel ./usr/lib/systemd/system/tickwheel.service \
          ./etc/default/tickwheel ./usr/share/man/man1/tickwheel.1.gz \
          ./usr/share/doc/tickwheel/copyright ./usr/share/doc/tickwheel/changelog.gz \
          ./usr/include/tickwheel/wheel.h ./usr/include/tickwheel/timing_wheel.h \
+         ./usr/include/tickwheel/client.h ./usr/include/tickwheel/webhook.h \
+         ./usr/lib/cmake/tickwheel/tickwheelClientTargets.cmake ./usr/lib/libtickwheel_client.a \
          ./usr/lib/cmake/tickwheel/tickwheelConfig.cmake \
          ./usr/lib/cmake/tickwheel/tickwheelConfigVersion.cmake \
          ./usr/lib/cmake/tickwheel/tickwheelTargets.cmake ./usr/lib/libtickwheel.a; do
@@ -77,4 +79,6 @@ cmake -S "$source_dir/tests/install_consumer" -B "$tmp/consumer" \
   -DCMAKE_PREFIX_PATH="$tmp/root/usr" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$tmp/consumer" >/dev/null
 "$tmp/consumer/consumer"
+[ -x "$tmp/consumer/client_consumer" ] || fail "the package's CMake config gives no tickwheel::client"
+"$tmp/consumer/client_consumer"
 echo "package checks passed"
