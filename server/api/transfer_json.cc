@@ -3,6 +3,7 @@
 
 #include <boost/json.hpp>
 #include <cstdio>
+#include <tuple>
 
 #include "api/json_body.h"
 #include "api/schedule_json.h"
@@ -304,6 +305,8 @@ Result<ImportLine> ParseImportLine(std::string_view line, const ApiLimits& limit
   const std::optional<json::value> last_error = Take(obj, "last_error");
   const std::optional<json::value> attempt_log = Take(obj, "attempt_log");
   const std::optional<json::value> digest = Take(obj, "create_digest");
+  const std::optional<json::value> traceparent = Take(obj, "traceparent");
+  const std::optional<json::value> tracestate = Take(obj, "tracestate");
   // The fire time stays as it was: the create body is checked as of it (not
   // moved to now, no horizon counted from now).
   const json::value* fire_at = obj.if_contains("fire_at_ms");
@@ -316,6 +319,17 @@ Result<ImportLine> ParseImportLine(std::string_view line, const ApiLimits& limit
   if (!created_ms.ok()) return created_ms.status();
   TimerRecord& r = out.record;
   r = NewTimer(*spec, id, *created_ms);
+  // The trace context as the create's headers gave it, checked as they are.
+  std::vector<std::string_view> parents, states;
+  for (const auto& [given, into, field] :
+       {std::tuple(&traceparent, &parents, "traceparent"), std::tuple(&tracestate, &states, "tracestate")}) {
+    if (!*given) continue;
+    if (!(*given)->is_string()) return Bad("invalid_type", field, std::string(field) + " must be a string");
+    into->push_back((*given)->as_string());
+  }
+  Result<TraceContext> trace = ParseTraceHeaders(parents, states);
+  if (!trace.ok()) return trace.status();
+  r.trace = std::move(*trace);
   if (!state || !state->is_string()) {
     return Bad(state ? "invalid_type" : "missing_field", "state",
                "an imported timer needs its state (pending, delivering, delivered, failed, "

@@ -145,7 +145,8 @@ BlockingHttpClient::~BlockingHttpClient() = default;
 
 HttpCallResult BlockingHttpClient::Call(std::string_view method,
                                         std::string_view target,
-                                        std::string_view body) {
+                                        std::string_view body,
+                                        const std::vector<std::pair<std::string, std::string>>& headers) {
   HttpCallResult result;
   for (int round = 0; round < 2; ++round) {
     const bool fresh = !impl_->connected;
@@ -158,6 +159,7 @@ HttpCallResult BlockingHttpClient::Call(std::string_view method,
     if (!impl_->options.bearer_token.empty()) {
       req.set(http::field::authorization, "Bearer " + impl_->options.bearer_token);
     }
+    for (const auto& [name, value] : headers) req.insert(name, value);
     req.keep_alive(true);
     if (!body.empty()) {
       req.set(http::field::content_type, "application/json");
@@ -190,7 +192,7 @@ HttpCallResult BlockingHttpClient::Call(std::string_view method,
     result.error.clear();
     if (!res.keep_alive()) impl_->Close();
     if (HttpExchangeObserver observe = exchange_observer.load()) {
-      observe({method, target, body, !impl_->options.bearer_token.empty(), result});
+      observe({method, target, body, !impl_->options.bearer_token.empty(), result, headers});
     }
     return result;
   }
