@@ -3,7 +3,6 @@
 
 #include <boost/json.hpp>
 #include <cstdio>
-#include <tuple>
 
 #include "api/json_body.h"
 #include "api/schedule_json.h"
@@ -12,6 +11,7 @@
 #include "schedule/schedule_record.h"
 #include "timer/flow_key.h"
 #include "timer/timer_state_machine.h"
+#include "timer/trace_context.h"
 
 namespace tickwheel::server {
 
@@ -72,6 +72,16 @@ Result<std::int64_t> IntegerIn(const std::optional<json::value>& v, const std::s
                    std::to_string(n));
   }
   return n;
+}
+
+// A string field as a header's values: none when absent, else the one.
+Result<std::vector<std::string_view>> OptionalString(const std::optional<json::value>& v,
+                                                     const std::string& field) {
+  std::vector<std::string_view> out;
+  if (!v) return out;
+  if (!v->is_string()) return Bad("invalid_type", field, field + " must be a string");
+  out.emplace_back(v->as_string());
+  return out;
 }
 
 Result<std::vector<AttemptLog>> ParseAttemptLog(const std::optional<json::value>& v) {
@@ -320,14 +330,11 @@ Result<ImportLine> ParseImportLine(std::string_view line, const ApiLimits& limit
   TimerRecord& r = out.record;
   r = NewTimer(*spec, id, *created_ms);
   // The trace context as the create's headers gave it, checked as they are.
-  std::vector<std::string_view> parents, states;
-  for (const auto& [given, into, field] :
-       {std::tuple(&traceparent, &parents, "traceparent"), std::tuple(&tracestate, &states, "tracestate")}) {
-    if (!*given) continue;
-    if (!(*given)->is_string()) return Bad("invalid_type", field, std::string(field) + " must be a string");
-    into->push_back((*given)->as_string());
-  }
-  Result<TraceContext> trace = ParseTraceHeaders(parents, states);
+  Result<std::vector<std::string_view>> parents = OptionalString(traceparent, "traceparent");
+  if (!parents.ok()) return parents.status();
+  Result<std::vector<std::string_view>> states = OptionalString(tracestate, "tracestate");
+  if (!states.ok()) return states.status();
+  Result<TraceContext> trace = ParseTraceHeaders(*parents, *states);
   if (!trace.ok()) return trace.status();
   r.trace = std::move(*trace);
   if (!state || !state->is_string()) {
