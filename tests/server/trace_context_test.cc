@@ -96,7 +96,7 @@ TEST(TraceContextTest, MalformedTraceparentsAreRefusedNamingTheHeader) {
 TEST(TraceContextTest, BadTracestatesAreRefusedNamingTheHeader) {
   const std::string too_long = "k=" + std::string(kMaxTracestateBytes, 'v');
   std::string too_many;
-  for (std::size_t i = 0; i <= kMaxTracestateMembers; ++i) too_many += "k" + std::to_string(i) + "=v,";
+  for (std::size_t i = 0; i <= kMaxTracestateMembers; ++i) too_many.append("k").append(std::to_string(i)).append("=v,");
   for (const std::string& value : {std::string("novalue"), std::string("=v"), std::string("k="),
                                    std::string("k=v\x01"), too_long, too_many}) {
     Status s = Refusal({kParent}, {value});
