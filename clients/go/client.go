@@ -112,9 +112,10 @@ func NewID() string {
 	return hex.EncodeToString(b)
 }
 
-// Trace is the caller's W3C Trace Context (both optional), sent as
-// headers of the create; tickwheel serve does not carry it to deliveries
-// yet.
+// Trace is the caller's W3C Trace Context (both optional; the caller's
+// current span), sent as headers of the create: tickwheel serve stores it
+// and sends every delivery attempt as a new span of that trace (for a
+// batch, every timer's).
 type Trace struct {
 	Traceparent string
 	Tracestate  string

@@ -289,6 +289,33 @@ func TestADeliveryVerifiesWithTheServersSecrets(t *testing.T) {
 	}
 }
 
+func TestTheCallersTraceContextReachesTheDelivery(t *testing.T) {
+	c, e := adminClient(t)
+	r := newReceiver()
+	defer r.srv.Close()
+	ctx := context.Background()
+	parent := "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	got, err := c.Create(ctx, CreateTimer{ID: "go-traced", DelayMs: Ms(0), Target: URL(r.url("/traced"))},
+		Trace{Traceparent: parent, Tracestate: "rojo=1"})
+	if err != nil || got.Traceparent != parent || got.Tracestate != "rojo=1" {
+		t.Fatalf("created %+v %v", got, err)
+	}
+	d := r.waitFor(t, "/traced")
+	sent := strings.Split(d.header.Get("traceparent"), "-")
+	if len(sent) != 4 || sent[1] != "0af7651916cd43dd8448eb211c80319c" || sent[2] == "b7ad6b7169203331" ||
+		d.header.Get("tracestate") != "rojo=1" {
+		t.Fatalf("delivered with traceparent %q tracestate %q", d.header.Get("traceparent"), d.header.Get("tracestate"))
+	}
+	if _, err := VerifyWebhook(e.secrets, d.header, d.body); err != nil {
+		t.Fatal(err)
+	}
+	var apiErr *Error
+	_, err = c.Create(ctx, CreateTimer{DelayMs: Ms(1), Target: URL(r.url("/"))}, Trace{Traceparent: "00-nonsense"})
+	if !errors.As(err, &apiErr) || apiErr.Code != "invalid_trace_context" {
+		t.Fatalf("a malformed traceparent: %v", err)
+	}
+}
+
 func TestHTTPSWithAPrivateCA(t *testing.T) {
 	e := env(t)
 	ctx := context.Background()

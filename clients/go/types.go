@@ -104,6 +104,8 @@ type Timer struct {
 	UpdatedMs     int64             `json:"updated_ms"`
 	LastError     string            `json:"last_error,omitempty"`
 	AttemptLog    []AttemptLogEntry `json:"attempt_log,omitempty"`
+	Traceparent   string            `json:"traceparent,omitempty"`
+	Tracestate    string            `json:"tracestate,omitempty"`
 }
 
 // TimerPage is a page of a listing; NextAfter is set while there may be more.

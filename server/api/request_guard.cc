@@ -172,7 +172,9 @@ HttpResponse RequestGuard::Preflight(const std::string& origin, std::string_view
   res.result(http::status::no_content);
   AllowOrigin(res, origin);
   if (!methods.empty()) res.set(http::field::access_control_allow_methods, methods);
-  res.set(http::field::access_control_allow_headers, "Authorization, Content-Type");
+  // traceparent and tracestate: a page may create timers in its trace.
+  res.set(http::field::access_control_allow_headers,
+          "Authorization, Content-Type, traceparent, tracestate");
   res.set(http::field::access_control_max_age, "600");
   return res;
 }

@@ -7,6 +7,7 @@
 #include "api/schedule_json.h"
 #include "api/schedule_request.h"
 #include "api/timer_json.h"
+#include "api/trace_headers.h"
 #include "schedule/planner.h"
 #include "schedule/schedule_service.h"
 
@@ -47,6 +48,9 @@ asio::awaitable<HttpResponse> ScheduleHandlers::Create(const HttpRequest& req) {
   TimerSpec delivery;
   Result<ScheduleRecord> asked = ParseScheduleCreate(*body, limits_, now_ms, delivery);
   if (!asked.ok()) co_return ErrorResponse(asked.status());
+  Result<TraceContext> trace = RequestTrace(req);
+  if (!trace.ok()) co_return ErrorResponse(trace.status());
+  asked->trace = std::move(*trace);
   std::vector<const TimerSpec*> to_check{&delivery};
   Status allowed = co_await CheckTargets(targets_, to_check, false);
   if (!allowed.ok()) co_return ErrorResponse(allowed);

@@ -110,6 +110,14 @@ std::string ScheduleJson(const ScheduleRecord& r, bool show_header_values,
                      show_header_values);
   Field(out, "created_ms", r.created_ms);
   Field(out, "updated_ms", r.updated_ms);
+  if (!r.trace.traceparent.empty()) {
+    out += ",\"traceparent\":";
+    AppendJsonString(out, r.trace.traceparent);
+  }
+  if (!r.trace.tracestate.empty()) {
+    out += ",\"tracestate\":";
+    AppendJsonString(out, r.trace.tracestate);
+  }
   // Where planning stands.
   Optional(out, "next_ms", r.next_ms);
   if (!r.catch_up_ms.empty()) Times(out, "catch_up_ms", r.catch_up_ms);

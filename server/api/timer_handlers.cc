@@ -7,6 +7,7 @@
 #include "api/json_body.h"
 #include "api/list_query.h"
 #include "api/timer_json.h"
+#include "api/trace_headers.h"
 #include "schedule/schedule_service.h"
 #include "timer/occurrence_id.h"
 #include "timer/timer_state_machine.h"
@@ -86,6 +87,9 @@ asio::awaitable<HttpResponse> TimerHandlers::Create(const HttpRequest& req) {
   if (!body.ok()) co_return ErrorResponse(body.status());
   Result<TimerSpec> spec = ParseTimerSpec(*body, limits_, now_ms);
   if (!spec.ok()) co_return ErrorResponse(spec.status());
+  Result<TraceContext> trace = RequestTrace(req);
+  if (!trace.ok()) co_return ErrorResponse(trace.status());
+  spec->trace = std::move(*trace);
   std::vector<const TimerSpec*> to_check{&*spec};
   Status allowed = co_await CheckTargets(targets_, to_check, false);
   if (!allowed.ok()) co_return ErrorResponse(allowed);
@@ -131,6 +135,11 @@ asio::awaitable<HttpResponse> TimerHandlers::CreateBatch(const HttpRequest& req)
   if (!body.ok()) co_return ErrorResponse(body.status());
   Result<std::vector<TimerSpec>> specs = ParseBatch(*body, limits_, now_ms);
   if (!specs.ok()) co_return ErrorResponse(specs.status());
+  // The request's trace context is every timer's: a batch is one operation
+  // of its caller's span (docs/server.md).
+  Result<TraceContext> trace = RequestTrace(req);
+  if (!trace.ok()) co_return ErrorResponse(trace.status());
+  for (TimerSpec& spec : *specs) spec.trace = *trace;
   std::vector<const TimerSpec*> to_check;
   for (const TimerSpec& spec : *specs) to_check.push_back(&spec);
   Status allowed = co_await CheckTargets(targets_, to_check, true);

@@ -83,6 +83,14 @@ std::string TimerJson(const TimerRecord& r, bool show_header_values) {
   out += std::to_string(r.created_ms);
   out += ",\"updated_ms\":";
   out += std::to_string(r.updated_ms);
+  if (!r.trace.traceparent.empty()) {
+    out += ",\"traceparent\":";
+    out += Quoted(r.trace.traceparent);
+  }
+  if (!r.trace.tracestate.empty()) {
+    out += ",\"tracestate\":";
+    out += Quoted(r.trace.tracestate);
+  }
   if (!r.last_error.empty()) {
     out += ",\"last_error\":";
     out += Quoted(r.last_error);

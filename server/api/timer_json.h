@@ -25,7 +25,8 @@ void AppendDeliveryJson(std::string& out, const std::string& target,
                         std::uint32_t max_attempts, std::uint32_t backoff_ms,
                         bool show_header_values);
 
-// A timer as GET answers it, its delivery as AppendDeliveryJson shows it.
+// A timer as GET answers it, its delivery as AppendDeliveryJson shows it,
+// and its trace context (traceparent, tracestate) when it has one.
 std::string TimerJson(const TimerRecord& record, bool show_header_values = false);
 // `url` with its query (and fragment) as "***" unless `show_secrets`:
 // "https://h/p?***".

@@ -11,6 +11,7 @@
 #include "schedule/schedule_record.h"
 #include "timer/flow_key.h"
 #include "timer/timer_state_machine.h"
+#include "timer/trace_context.h"
 
 namespace tickwheel::server {
 
@@ -71,6 +72,16 @@ Result<std::int64_t> IntegerIn(const std::optional<json::value>& v, const std::s
                    std::to_string(n));
   }
   return n;
+}
+
+// A string field as a header's values: none when absent, else the one.
+Result<std::vector<std::string_view>> OptionalString(const std::optional<json::value>& v,
+                                                     const std::string& field) {
+  std::vector<std::string_view> out;
+  if (!v) return out;
+  if (!v->is_string()) return Bad("invalid_type", field, field + " must be a string");
+  out.emplace_back(v->as_string());
+  return out;
 }
 
 Result<std::vector<AttemptLog>> ParseAttemptLog(const std::optional<json::value>& v) {
@@ -304,6 +315,8 @@ Result<ImportLine> ParseImportLine(std::string_view line, const ApiLimits& limit
   const std::optional<json::value> last_error = Take(obj, "last_error");
   const std::optional<json::value> attempt_log = Take(obj, "attempt_log");
   const std::optional<json::value> digest = Take(obj, "create_digest");
+  const std::optional<json::value> traceparent = Take(obj, "traceparent");
+  const std::optional<json::value> tracestate = Take(obj, "tracestate");
   // The fire time stays as it was: the create body is checked as of it (not
   // moved to now, no horizon counted from now).
   const json::value* fire_at = obj.if_contains("fire_at_ms");
@@ -316,6 +329,14 @@ Result<ImportLine> ParseImportLine(std::string_view line, const ApiLimits& limit
   if (!created_ms.ok()) return created_ms.status();
   TimerRecord& r = out.record;
   r = NewTimer(*spec, id, *created_ms);
+  // The trace context as the create's headers gave it, checked as they are.
+  Result<std::vector<std::string_view>> parents = OptionalString(traceparent, "traceparent");
+  if (!parents.ok()) return parents.status();
+  Result<std::vector<std::string_view>> states = OptionalString(tracestate, "tracestate");
+  if (!states.ok()) return states.status();
+  Result<TraceContext> trace = ParseTraceHeaders(*parents, *states);
+  if (!trace.ok()) return trace.status();
+  r.trace = std::move(*trace);
   if (!state || !state->is_string()) {
     return Bad(state ? "invalid_type" : "missing_field", "state",
                "an imported timer needs its state (pending, delivering, delivered, failed, "

@@ -9,7 +9,8 @@
 //
 // A timer line is the create body (id, fire_at_ms, target, payload, retry)
 // plus its state: state, next_attempt_ms, attempts, created_ms, updated_ms,
-// last_error, attempt_log, and the digest of the create request that made it
+// last_error, attempt_log, traceparent and tracestate (when it has them),
+// and the digest of the create request that made it
 // (so a repeated create still answers 200 after an import). After the
 // timers, an export of every state has a line per schedule and per flow
 // with settings:

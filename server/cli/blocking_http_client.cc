@@ -2,6 +2,7 @@
 #include "cli/blocking_http_client.h"
 
 #include <atomic>
+#include <map>
 
 namespace tickwheel::server {
 
@@ -30,12 +31,14 @@ BlockingHttpClient::BlockingHttpClient(std::string server, BlockingHttpClientOpt
 
 BlockingHttpClient::~BlockingHttpClient() = default;
 
-HttpCallResult BlockingHttpClient::Call(std::string_view method, std::string_view target,
-                                        std::string_view body) {
-  HttpCallResult result = client_.Call(method, target, body);
+HttpCallResult BlockingHttpClient::Call(
+    std::string_view method, std::string_view target, std::string_view body,
+    const std::vector<std::pair<std::string, std::string>>& headers) {
+  std::map<std::string, std::string> extra(headers.begin(), headers.end());
+  HttpCallResult result = client_.Call(method, target, body, std::move(extra));
   if (result.status != 0) {
     if (HttpExchangeObserver observe = exchange_observer.load()) {
-      observe({method, target, body, bearer_token_, result});
+      observe({method, target, body, bearer_token_, result, headers});
     }
   }
   return result;

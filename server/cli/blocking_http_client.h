@@ -10,6 +10,8 @@
 #include <chrono>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "tickwheel/client.h"
 
@@ -33,6 +35,8 @@ struct HttpExchange {
   std::string_view request_body;
   bool bearer_token = false;  // one was sent (its value is never passed on)
   const HttpCallResult& result;
+  // The headers the caller added (Call's `headers`).
+  const std::vector<std::pair<std::string, std::string>>& request_headers;
 };
 // Called after every exchange that got an answer, by every client of the
 // process, on the calling thread: tests record what the API answered to
@@ -52,8 +56,10 @@ class BlockingHttpClient {
   BlockingHttpClient(std::string server, BlockingHttpClientOptions options);
   ~BlockingHttpClient();
 
+  // `headers` are sent besides Host, Authorization and Content-Type.
   HttpCallResult Call(std::string_view method, std::string_view target,
-                      std::string_view body = {});
+                      std::string_view body = {},
+                      const std::vector<std::pair<std::string, std::string>>& headers = {});
 
  private:
   bool bearer_token_;

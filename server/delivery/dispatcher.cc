@@ -10,6 +10,7 @@
 #include "timer/occurrence_id.h"
 #include "timer/target.h"
 #include "timer/timer_state_machine.h"
+#include "timer/trace_context.h"
 
 namespace tickwheel::server {
 namespace {
@@ -258,9 +259,12 @@ void Dispatcher::Deliver(const TimerRecord& record, std::int64_t throttled_ms) {
                where = std::move(where)](AttemptResult r) {
     OnAttemptDone(id, attempt, started_ms, throttled_ms, where, std::move(r));
   };
+  // Each attempt is a new span of the timer's trace (timer/trace_context.h).
+  std::vector<std::pair<std::string, std::string>> trace =
+      AttemptTraceHeaders(record.trace, NewSpanId());
   if (nats) {
     nats_->Publish(std::string(NatsSubject(record.target)), DeliveryBody(record),
-                   MessageIdOf(record), std::move(done));
+                   MessageIdOf(record), std::move(trace), std::move(done));
     return;
   }
   if (!url.ok()) {  // validated at create; only a damaged record gets here
@@ -272,6 +276,9 @@ void Dispatcher::Deliver(const TimerRecord& record, std::int64_t throttled_ms) {
   std::string message_id = MessageIdOf(record);
   WebhookRequest request{std::move(*url), DeliveryBody(record), record.headers, message_id};
   request.headers.emplace_back("Idempotency-Key", std::move(message_id));
+  // After the target's own headers: a traceparent or tracestate among them
+  // gives way to the timer's trace (the client sets, not adds, each).
+  for (auto& header : trace) request.headers.push_back(std::move(header));
   client_.Post(std::move(request), std::move(done));
 }
 

@@ -37,8 +37,10 @@ namespace tickwheel::server {
 //            occurrence, "schedule" and "nominal_ms") with
 //            Idempotency-Key: MessageIdOf(record) and the timer's headers
 //            (and, when the client has secrets, webhook-id: the same and
-//            its signature); or, for a NATS target, publish that body with
-//            Nats-Msg-Id: the same.
+//            its signature), and, for a timer with a trace context, a
+//            traceparent of a new span of its trace with its tracestate
+//            (timer/trace_context.h); or, for a NATS target, publish that
+//            body with Nats-Msg-Id: the same (and the trace headers).
 //            With the debug log level, each attempt's outcome is logged
 //            (id, attempt, host, status, latency; never the URL's path,
 //            headers or payload).

@@ -46,12 +46,14 @@ Result<std::unique_ptr<NatsPublisher>> NatsPublisher::Connect(
 
 NatsPublisher::~NatsPublisher() { Stop(); }
 
-void NatsPublisher::Publish(std::string subject, std::string body,
-                            std::string msg_id, Callback done) {
+void NatsPublisher::Publish(std::string subject, std::string body, std::string msg_id,
+                            std::vector<std::pair<std::string, std::string>> headers,
+                            Callback done) {
   {
     internal::MutexLock lock(mutex_);
     if (!stopping_) {
-      queue_.push_back({std::move(subject), std::move(body), std::move(msg_id), std::move(done)});
+      queue_.push_back({std::move(subject), std::move(body), std::move(msg_id), std::move(headers),
+                        std::move(done)});
       cv_.Signal();
       return;
     }
@@ -87,6 +89,9 @@ void NatsPublisher::Loop() {
         s = natsMsgHeader_Set(msg, "webhook-signature",
                               signer_->Sign(job.msg_id, now, job.body).c_str());
       }
+    }
+    for (const auto& [name, value] : job.headers) {
+      if (s == NATS_OK) s = natsMsgHeader_Set(msg, name.c_str(), value.c_str());
     }
     if (s == NATS_OK) s = js_PublishMsg(&ack, handles_->js, msg, &options, &code);
     if (msg != nullptr) natsMsg_Destroy(msg);

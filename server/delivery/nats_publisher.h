@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -39,8 +40,9 @@ class NatsPublisher {
       std::shared_ptr<const WebhookSigner> signer = nullptr);
   ~NatsPublisher();
 
+  // `headers` (the trace context's) go with the message as NATS headers.
   void Publish(std::string subject, std::string body, std::string msg_id,
-               Callback done);
+               std::vector<std::pair<std::string, std::string>> headers, Callback done);
 
   // Aborts what is queued (kAborted), lets publishes in progress finish,
   // stops the threads and closes the connection. Idempotent.
@@ -49,6 +51,7 @@ class NatsPublisher {
  private:
   struct Job {
     std::string subject, body, msg_id;
+    std::vector<std::pair<std::string, std::string>> headers;
     Callback done;
   };
   struct Handles;

@@ -10,6 +10,7 @@ namespace {
 
 constexpr std::uint8_t kFormat1 = 1;
 constexpr std::uint8_t kFormat2 = 2;  // format 1 and, last, the flow named
+constexpr std::uint8_t kFormat3 = 3;  // format 2 and, last, the trace context (never empty)
 constexpr std::uint16_t kMaxHeaders = 256;
 constexpr std::uint32_t kMaxCatchUps = 100'000;
 
@@ -62,7 +63,8 @@ std::string_view EndReasonName(EndReason r) { return kEndReasons[static_cast<int
 ScheduleRow EncodeSchedule(const ScheduleRecord& r) {
   std::string out;
   out.reserve(160 + r.spec.cron.size() + r.target.size() + r.payload.size());
-  PutFixed(out, kFormat2);
+  const bool traced = !r.trace.traceparent.empty() || !r.trace.tracestate.empty();
+  PutFixed(out, traced ? kFormat3 : kFormat2);
   PutFixed(out, static_cast<std::uint8_t>(r.state));
   // The recurrence.
   PutOptional(out, r.spec.every_ms);
@@ -111,6 +113,10 @@ ScheduleRow EncodeSchedule(const ScheduleRecord& r) {
     PutFixed(out, v);
   }
   PutString(out, r.flow);
+  if (traced) {
+    PutString(out, r.trace.traceparent);
+    PutString(out, r.trace.tracestate);
+  }
   return ScheduleRow{r.id, static_cast<std::uint8_t>(r.state), std::move(out)};
 }
 
@@ -122,7 +128,7 @@ Result<ScheduleRecord> DecodeSchedule(const ScheduleRow& row) {
   if (!in.Fixed(version)) {
     return Status::Corrupt("the record of schedule \"" + r.id + "\" is empty");
   }
-  if (version != kFormat1 && version != kFormat2) {
+  if (version < kFormat1 || version > kFormat3) {
     return Status::Corrupt("the record of schedule \"" + r.id + "\" has format " +
                            std::to_string(version) +
                            ", which this server does not know (written by a newer tickwheel? "
@@ -159,6 +165,10 @@ Result<ScheduleRecord> DecodeSchedule(const ScheduleRow& row) {
     ok = ok && in.Fixed(*v);
   }
   if (version >= kFormat2) ok = ok && in.String(r.flow);
+  if (version >= kFormat3) {
+    ok = ok && in.String(r.trace.traceparent) && in.String(r.trace.tracestate) &&
+         !(r.trace.traceparent.empty() && r.trace.tracestate.empty());
+  }
   if (!ok || !in.done() || static_cast<std::uint8_t>(r.state) != row.state) {
     return Status::Corrupt("the record of schedule \"" + r.id +
                            "\" is damaged (format " + std::to_string(version) +

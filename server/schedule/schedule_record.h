@@ -90,6 +90,10 @@ struct ScheduleRecord {
   std::string payload = "null";
   std::uint32_t max_attempts = 1;
   std::uint32_t backoff_ms = 0;
+  // The W3C trace context of its create (timer/trace_context.h): each
+  // occurrence carries it, so each attempt is a new span whose parent is
+  // the span the schedule was created in. Fixed for the schedule's life.
+  TraceContext trace;
 
   Digest digest{};  // SHA-256 of the create request's canonical JSON
   std::int64_t created_ms = 0;
@@ -111,7 +115,10 @@ struct ScheduleRecord {
   friend bool operator==(const ScheduleRecord&, const ScheduleRecord&) = default;
 };
 
-// Format 1. kCorrupt, saying what, for bytes that are not an encoded
+// Format 3 for a schedule with a trace context (format 2 and, last, the
+// trace context), format 2 for one without (format 1 and the flow named),
+// so that the version before reads every schedule without one; formats 1
+// and 2 are read. kCorrupt, saying what, for bytes that are not an encoded
 // schedule (damage, or a newer format: then upgrade the server).
 ScheduleRow EncodeSchedule(const ScheduleRecord& record);
 Result<ScheduleRecord> DecodeSchedule(const ScheduleRow& row);

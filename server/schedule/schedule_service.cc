@@ -66,6 +66,7 @@ TimerRecord OccurrenceTimer(const ScheduleRecord& s, const NewOccurrence& o, std
   r.flow = s.flow.empty() ? DefaultFlowKey(s.target) : s.flow;
   r.headers = s.headers;
   r.payload = s.payload;
+  r.trace = s.trace;
   return r;
 }
 

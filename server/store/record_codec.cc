@@ -12,8 +12,11 @@ namespace {
 constexpr std::uint8_t kFormat1 = 1;
 constexpr std::uint8_t kFormat2 = 2;
 constexpr std::uint8_t kFormat3 = 3;
+constexpr std::uint8_t kFormat4 = 4;
 constexpr std::uint16_t kMaxHeaders = 256;
-static_assert(kFormat3 == kRecordFormat, "kRecordFormat names the format EncodeRecord writes");
+static_assert(kFormat4 == kRecordFormat, "kRecordFormat names the newest format EncodeRecord writes");
+
+bool HasTrace(const TimerRecord& r) { return !r.trace.traceparent.empty() || !r.trace.tracestate.empty(); }
 
 // The fields formats 1 and 2 share, in their order.
 bool ReadTimes(BinaryReader& in, TimerRecord& r) {
@@ -34,9 +37,10 @@ bool ReadFormat1(BinaryReader& in, TimerRecord& r) {
   return true;
 }
 
-// Formats 2 and 3: the same fields, format 3 with each attempt's
-// throttled_ms and, last, the flow.
-bool ReadFormat2Or3(BinaryReader& in, TimerRecord& r, std::uint8_t version) {
+// Formats 2, 3 and 4: the same fields, format 3 with each attempt's
+// throttled_ms and, last, the flow; format 4 with the trace context after
+// it (never empty: a record without one is written as format 3).
+bool ReadFormat2To4(BinaryReader& in, TimerRecord& r, std::uint8_t version) {
   std::uint8_t kind = 0;
   if (!ReadTimes(in, r) || !in.Fixed(kind) ||
       (kind != static_cast<std::uint8_t>(DigestKind::kSha256) &&
@@ -66,17 +70,23 @@ bool ReadFormat2Or3(BinaryReader& in, TimerRecord& r, std::uint8_t version) {
     }
     if (version >= kFormat3 && !in.Fixed(a.throttled_ms)) return false;
   }
-  if (version >= kFormat3) return in.String(r.flow) && !r.flow.empty();
-  r.flow = DefaultFlowKey(r.target);
-  return true;
+  if (version < kFormat3) {
+    r.flow = DefaultFlowKey(r.target);
+    return true;
+  }
+  if (!in.String(r.flow) || r.flow.empty()) return false;
+  if (version < kFormat4) return true;
+  return in.String(r.trace.traceparent) && in.String(r.trace.tracestate) && HasTrace(r);
 }
 
 }  // namespace
 
 std::string EncodeRecord(const TimerRecord& r) {
   std::string out;
-  out.reserve(100 + r.target.size() + r.payload.size() + r.last_error.size() + r.flow.size());
-  PutFixed(out, kFormat3);
+  out.reserve(100 + r.target.size() + r.payload.size() + r.last_error.size() + r.flow.size() +
+              r.trace.traceparent.size() + r.trace.tracestate.size());
+  const bool traced = HasTrace(r);
+  PutFixed(out, traced ? kFormat4 : kFormat3);
   PutFixed(out, static_cast<std::uint8_t>(r.state));
   PutFixed(out, r.fire_at_ms);
   PutFixed(out, r.due_ms);
@@ -106,6 +116,10 @@ std::string EncodeRecord(const TimerRecord& r) {
   // Every record has a flow (NewTimer gives it one); one made without is
   // stored with its target's default rather than as unreadable.
   PutString(out, r.flow.empty() ? DefaultFlowKey(r.target) : r.flow);
+  if (traced) {
+    PutString(out, r.trace.traceparent);
+    PutString(out, r.trace.tracestate);
+  }
   return out;
 }
 
@@ -118,14 +132,14 @@ Result<TimerRecord> DecodeRecord(std::string_view id, std::string_view bytes) {
   if (!in.Fixed(version)) {
     return Status::Corrupt("the record of timer \"" + r.id + "\" is empty");
   }
-  if (version != kFormat1 && version != kFormat2 && version != kFormat3) {
+  if (version < kFormat1 || version > kFormat4) {
     return Status::Corrupt("the record of timer \"" + r.id + "\" has format " +
                            std::to_string(version) +
                            ", which this server does not know (written by a newer "
                            "tickwheel? upgrade this one); it is left untouched");
   }
   const bool read = in.Fixed(state) && state < kNumStates &&
-                    (version == kFormat1 ? ReadFormat1(in, r) : ReadFormat2Or3(in, r, version)) &&
+                    (version == kFormat1 ? ReadFormat1(in, r) : ReadFormat2To4(in, r, version)) &&
                     in.done();
   if (!read) {
     return Status::Corrupt("the record of timer \"" + r.id +

@@ -11,15 +11,18 @@
 
 namespace tickwheel::server {
 
-// The format EncodeRecord writes; backups and exports name it, so that a
-// server can tell a copy it cannot read.
-inline constexpr int kRecordFormat = 3;
+// The newest format EncodeRecord writes; backups name it, so that a server
+// can tell a copy it cannot read.
+inline constexpr int kRecordFormat = 4;
 
-// Format 3 (format 2 and the timer's flow, and each attempt's throttled_ms).
-// Formats 1 (before digests were stable and attempts were logged) and 2
-// (before flows) are still read: format 1 records come back with
-// DigestKind::kLegacy, and both with the flow DefaultFlowKey(target) and no
-// throttled_ms; they are written in format 3 at their next change.
+// Format 4 for a record with a trace context (format 3 and the trace
+// context), format 3 for one without (format 2 and the timer's flow, and
+// each attempt's throttled_ms): a server of the version before reads every
+// timer that has no trace context. Formats 1 (before digests were stable
+// and attempts were logged) and 2 (before flows) are still read: format 1
+// records come back with DigestKind::kLegacy, and both with the flow
+// DefaultFlowKey(target) and no throttled_ms; they are written in format 3
+// at their next change. Nothing before format 4 has a trace context.
 std::string EncodeRecord(const TimerRecord& record);
 
 // kCorrupt, saying what, for bytes that are not an encoded record: damage,

@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "timer/trace_context.h"
+
 namespace tickwheel::server {
 
 // The states of timer_state_machine.h. The numbers are stored: never reuse.
@@ -79,6 +81,10 @@ struct TimerRecord {
   std::string payload = "null";   // serialized JSON
   std::string last_error;         // of the last failed attempt
   std::vector<AttemptLog> attempt_log;  // oldest first, at most kMaxAttemptLog
+  // The W3C trace context of its create (timer/trace_context.h; empty:
+  // none): each attempt is sent as a new span under it. Fixed for the
+  // timer's life.
+  TraceContext trace;
 
   friend bool operator==(const TimerRecord&, const TimerRecord&) = default;
 };

@@ -40,6 +40,7 @@ TimerRecord NewTimer(const TimerSpec& spec, std::string id, std::int64_t now_ms)
   r.flow = spec.flow;
   r.headers = spec.headers;
   r.payload = spec.payload;
+  r.trace = spec.trace;
   return r;
 }
 

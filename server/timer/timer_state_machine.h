@@ -43,6 +43,10 @@ struct TimerSpec {
   std::uint32_t max_attempts = 1;
   std::uint32_t backoff_ms = 0;
   Digest digest{};                // SHA-256 of the request's canonical JSON
+  // From the create's traceparent/tracestate headers: not part of the
+  // body, so not of the digest (a repeated create under another span is
+  // the same create, and the timer keeps the trace it was made in).
+  TraceContext trace;
 };
 
 // create: a new pending timer.

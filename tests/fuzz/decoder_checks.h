@@ -91,7 +91,7 @@ inline void CheckError(const server::Status& s, std::string_view what) {
       "missing_field",      "conflicting_fields", "negative_delay",  "beyond_horizon",
       "invalid_value",      "out_of_range",     "unsupported_target", "reserved_header",
       "invalid_id",         "payload_too_large", "batch_too_large",  "duplicate_id",
-      "invalid_flow"};
+      "invalid_flow",       "invalid_trace_context"};
   const std::string where(what);
   if (s.ok()) FuzzFail(where + ": an error that is ok");
   bool known = false;

@@ -8,7 +8,8 @@
 // (MatchRoute, AllowedMethods, MethodAllowed, CheckPathId and RouteTemplate
 // of server/api/route.cc, which Api::Admit and Api::Handle call) and the
 // first steps of the handler it picks: the list or get query parsed, a
-// create, batch or reschedule body parsed as JSON and as timers.
+// create's or batch's trace context headers read, a create, batch or
+// reschedule body parsed as JSON and as timers.
 //
 // Input: byte 0 picks the body limit (0..255 * 64 bytes, or the server's 16
 // MiB when 0), byte 1 the size of the pieces (1..255 bytes, 0: all at
@@ -47,6 +48,7 @@
 #include "api/request_guard.h"
 #include "api/route.h"
 #include "api/timer_request.h"
+#include "api/trace_headers.h"
 #include "decoder_checks.h"
 
 namespace tickwheel::testing {
@@ -346,6 +348,28 @@ void Route(const http::request<http::string_body>& req) {
       break;
   }
   if (body_kind == Body::kNone) return;
+  if (body_kind != Body::kReschedule) {
+    // A create's trace context (api/trace_headers.h): refused with a clear
+    // error, or kept in version 00's form with a bounded tracestate.
+    const auto trace = server::RequestTrace(req);
+    if (!trace.ok()) {
+      CheckError(trace.status(), "trace context");
+    } else if (!trace->empty()) {
+      const std::string& p = trace->traceparent;
+      bool form = p.size() == 55 && p.compare(0, 3, "00-") == 0 && p[35] == '-' && p[52] == '-' &&
+                  p[53] == '0' && (p[54] == '0' || p[54] == '1');
+      for (std::size_t i : {std::size_t{3}, std::size_t{36}}) {
+        const std::size_t end = i == 3 ? 35 : 52;
+        for (std::size_t j = i; j < end; ++j) {
+          form = form && ((p[j] >= '0' && p[j] <= '9') || (p[j] >= 'a' && p[j] <= 'f'));
+        }
+      }
+      Require(form, "a stored traceparent not in version 00's form: " + p);
+      Require(trace->tracestate.size() <= server::kMaxTracestateBytes, "a tracestate over its bound");
+    } else {
+      Require(trace->tracestate.empty(), "a tracestate kept without a traceparent");
+    }
+  }
   const auto body = server::ParseJsonBody(req.body());
   if (!body.ok()) return CheckError(body.status(), "body");
   constexpr std::int64_t kNowMs = 1'700'000'000'000;

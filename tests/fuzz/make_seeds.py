@@ -428,6 +428,7 @@ def server_seeds():
     body = b'{"id":"order-42","delay_ms":30000,"payload":{"n":1},"target":{"url":"http://127.0.0.1:9000/hook"}}'
     for name, data in {
         'create': bytes([0, 0]) + b'POST /v1/timers HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n' % len(body) + body,
+        'create_traced': bytes([0, 0]) + b'POST /v1/timers HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\ntraceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\ntracestate: rojo=00f067aa0ba902b7,congo=t61rcWkgMzE\r\ntracestate: a=b\r\nContent-Length: %d\r\n\r\n' % len(body) + body,
         'create_chunked_pieces': bytes([0, 7]) + b'POST /v1/timers HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n' % len(body) + body + b'\r\n0\r\n\r\n',
         'pipelined': bytes([0, 0]) + b'GET /v1/timers?state=failed&limit=10 HTTP/1.1\r\nHost: h\r\n\r\nDELETE /v1/timers/order-42 HTTP/1.1\r\nHost: h\r\n\r\nPOST /v1/timers/order-42:retry HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\nConnection: close\r\n\r\n',
         'patch': bytes([0, 3]) + b'PATCH /v1/timers/a.b HTTP/1.1\r\nHost: h\r\nContent-Length: 17\r\n\r\n{"delay_ms":5000}',

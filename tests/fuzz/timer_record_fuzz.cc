@@ -5,14 +5,16 @@
 //
 // The first input byte picks the mode:
 // - even: the rest is an encoded record. DecodeRecord must not crash; it
-//   refuses with kCorrupt and a message, or accepts: a format-3 record then
-//   re-encodes to exactly the same bytes (nothing ignored or guessed), a
+//   refuses with kCorrupt and a message, or accepts: a format-3 or -4
+//   record then re-encodes to exactly the same bytes (nothing ignored or
+//   guessed; format 4 only with a trace context, format 3 only without), a
 //   format-1 or -2 one survives its upgrade (Decode(Encode(r)) == r), a
-//   format-1 one as a legacy digest, both with their target's default flow;
-//   the state is valid, the id the one given.
+//   format-1 one as a legacy digest, both with their target's default flow
+//   and no trace context; the state is valid, the id the one given.
 // - odd: the rest describes a record (any strings and numbers, any state
 //   and digest kind, up to 16 headers and 10 logged attempts: what the API
-//   and the state machine can make). DecodeRecord(EncodeRecord(r)) == r;
+//   and the state machine can make; a trace context or none).
+//   DecodeRecord(EncodeRecord(r)) == r;
 //   every strict prefix of the encoding, the encoding with a byte appended,
 //   and with an unknown version byte, are refused. ParseState(StateName(s))
 //   == s.
@@ -57,9 +59,12 @@ void DecodeAny(std::string_view id, std::string_view bytes) {
           "state name does not parse back");
   Require(!r->flow.empty(), "accepted a record without a flow");
   const std::string again = EncodeRecord(*r);
-  if (bytes[0] == 3) {
+  const bool traced = !r->trace.traceparent.empty() || !r->trace.tracestate.empty();
+  if (bytes[0] == 3 || bytes[0] == 4) {
     Require(again == bytes, "accepted bytes that do not re-encode to themselves");
+    Require(traced == (bytes[0] == 4), "a trace context in a format-3 record, or none in a format-4 one");
   } else {
+    Require(!traced, "a trace context in a format-" + std::to_string(bytes[0]) + " record");
     Require(bytes[0] == 1 || bytes[0] == 2, "accepted format " + std::to_string(bytes[0]));
     Require(bytes[0] == 2 || r->digest_kind == server::DigestKind::kLegacy,
             "a format-1 record not legacy");
@@ -101,6 +106,10 @@ void RoundTrip(FuzzedDataProvider& in) {
   }
   r.flow = in.ConsumeRandomLengthString(300);
   if (r.flow.empty()) r.flow = "f";  // every record has one (NewTimer, DecodeRecord)
+  if (in.ConsumeBool()) {
+    r.trace.traceparent = in.ConsumeRandomLengthString(80);
+    r.trace.tracestate = in.ConsumeRandomLengthString(600);
+  }
 
   const std::string bytes = EncodeRecord(r);
   const auto back = DecodeRecord(r.id, bytes);
@@ -118,7 +127,7 @@ void RoundTrip(FuzzedDataProvider& in) {
                  "the encoding less its last byte");
   RequireRefused(DecodeRecord(r.id, bytes + '\0'), "trailing bytes");
   std::string other_version = bytes;
-  other_version[0] = 4;
+  other_version[0] = 5;
   RequireRefused(DecodeRecord(r.id, other_version), "an unknown format version");
 }
 

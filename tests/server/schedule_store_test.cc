@@ -273,6 +273,25 @@ TEST_P(ScheduleStoreTest, ACreatedScheduleHasItsFirstOccurrenceInTheSameWrite) {
   EXPECT_EQ(conflict.reason(), "id_conflict");
 }
 
+// A schedule's trace context (its create's traceparent) is kept with it
+// and given to every occurrence; one without is written in the format the
+// version before reads (2), one with in format 3.
+TEST_P(ScheduleStoreTest, ATracedSchedulesOccurrencesCarryItsTrace) {
+  ScheduleRecord traced = Every("traced", kMinute);
+  traced.trace = {"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "rojo=1"};
+  EXPECT_EQ(Create(traced, kT0 + 5).status, 201);
+  std::optional<TimerRecord> first = Stored(*store_, OccurrenceId("traced", kT0 + kMinute));
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->trace, traced.trace);
+  EXPECT_EQ(Read("traced").trace, traced.trace);
+  EXPECT_EQ(EncodeSchedule(traced).record[0], 3);
+  EXPECT_EQ(EncodeSchedule(Every("plain", kMinute)).record[0], 2);
+  ASSERT_EQ(Create(Every("plain", kMinute), kT0 + 5).status, 201);
+  std::optional<TimerRecord> untraced = Stored(*store_, OccurrenceId("plain", kT0 + kMinute));
+  ASSERT_TRUE(untraced);
+  EXPECT_TRUE(untraced->trace.empty());
+}
+
 TEST_P(ScheduleStoreTest, EachClaimPlansTheNextOccurrenceInItsOwnWrite) {
   Create(Every("s", kMinute), kT0);
   for (int i = 1; i <= 4; ++i) {

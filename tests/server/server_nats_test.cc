@@ -132,7 +132,8 @@ class NatsReader {
     const char* id = nullptr;
     natsMsgHeader_Get(msg, "Nats-Msg-Id", &id);
     m.msg_id = id ? id : "";
-    for (const char* name : {"webhook-id", "webhook-timestamp", "webhook-signature"}) {
+    for (const char* name : {"webhook-id", "webhook-timestamp", "webhook-signature", "traceparent",
+                             "tracestate"}) {
       const char* value = nullptr;
       if (natsMsgHeader_Get(msg, name, &value) == NATS_OK && value) m.headers[name] = value;
     }
@@ -154,6 +155,11 @@ class NatsReader {
   std::deque<Message> queue_;
 };
 
+// The trace context half of the timers are created in (docs/operations.md).
+const std::vector<std::pair<std::string, std::string>> kTrace = {
+    {"traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},
+    {"tracestate", "rojo=00f067aa0ba902b7"}};
+
 TEST(ServerNatsTest, PublishesSignedMessagesToJetStreamOnTimeWithTheMessageIdAsMsgId) {
   TempDir dir;
   NatsServer nats(dir.path());
@@ -173,7 +179,8 @@ TEST(ServerNatsTest, PublishesSignedMessagesToJetStreamOnTimeWithTheMessageIdAsM
     JsonCall c = Call(client, "POST", "/v1/timers",
                       "{\"id\":\"" + id + "\",\"delay_ms\":" + std::to_string(100 + 10 * i) +
                           ",\"target\":{\"nats\":\"timers.orders\"},\"payload\":{\"i\":" +
-                          std::to_string(i) + "}}");
+                          std::to_string(i) + "}}",
+                      i % 2 == 0 ? kTrace : std::vector<std::pair<std::string, std::string>>{});
     ASSERT_EQ(c.status, 201) << c.raw;
     EXPECT_EQ(c.body.at("target").at("nats").as_string(), "timers.orders");
     fire_at[id] = c.body.at("fire_at_ms").as_int64();
@@ -193,6 +200,16 @@ TEST(ServerNatsTest, PublishesSignedMessagesToJetStreamOnTimeWithTheMessageIdAsM
     EXPECT_TRUE(seen.insert(id).second) << id << " twice";
     EXPECT_GE(received, fire_at[id]) << id << " early";
     EXPECT_EQ(v.at("payload").at("i").as_int64(), std::stoi(id.substr(1)));
+    // Even ones were created in a trace: the message is a new span of it.
+    if (std::stoi(id.substr(1)) % 2 == 0) {
+      const std::string& sent = headers["traceparent"];
+      EXPECT_EQ(sent.substr(0, 36), kTrace[0].second.substr(0, 36)) << sent;
+      EXPECT_EQ(sent.size(), 55u) << sent;
+      EXPECT_NE(sent.substr(36, 16), kTrace[0].second.substr(36, 16)) << sent;
+      EXPECT_EQ(headers["tracestate"], kTrace[1].second);
+    } else {
+      EXPECT_FALSE(headers.contains("traceparent")) << id;
+    }
   }
   // No stream takes "nowhere.x": every attempt fails, then a dead letter.
   ASSERT_EQ(Call(client, "POST", "/v1/timers",

@@ -45,8 +45,9 @@ struct JsonCall {
 };
 
 inline JsonCall Call(server::BlockingHttpClient& client, std::string_view method,
-                     std::string_view target, std::string_view body = {}) {
-  server::HttpCallResult r = client.Call(method, target, body);
+                     std::string_view target, std::string_view body = {},
+                     const std::vector<std::pair<std::string, std::string>>& headers = {}) {
+  server::HttpCallResult r = client.Call(method, target, body, headers);
   JsonCall out;
   out.status = r.status;
   out.raw = r.body;

@@ -229,6 +229,11 @@ TEST(ServerTransferTest, ABackupTakenUnderLoadHoldsEveryTimerAcknowledgedBeforeI
 
 // ---- export and import ----
 
+// The trace context the waiting timers and the schedule are created in.
+const std::vector<std::pair<std::string, std::string>> kTrace = {
+    {"traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},
+    {"tracestate", "rojo=00f067aa0ba902b7"}};
+
 // A server holding timers in every finished and waiting state: delivered,
 // dead letters (with their attempts and errors), cancelled, and pending
 // ones with headers and payloads.
@@ -255,12 +260,14 @@ void MakeTimersInEveryState(const std::string& address, WebhookReceiver& receive
              "\",\"headers\":{\"X-Tenant\":\"t" + std::to_string(i) +
              "\"}},\"payload\":{\"order\":" + std::to_string(i) + ",\"tags\":[\"a\",\"é\"]}}";
   }
-  ASSERT_EQ(Call(client, "POST", "/v1/timers:batch", "{\"timers\":[" + batch + "]}").status, 201);
+  // In a trace (docs/operations.md): a moved timer keeps it.
+  ASSERT_EQ(Call(client, "POST", "/v1/timers:batch", "{\"timers\":[" + batch + "]}", kTrace).status, 201);
   // A schedule (its next occurrence, an hour away, is a pending timer) and
   // a flow's settings go along too.
   ASSERT_EQ(Call(client, "POST", "/v1/schedules",
                  "{\"id\":\"hourly\",\"every_ms\":3600000,\"catch_up\":\"all\",\"target\":{\"url\":\"" +
-                     receiver.url() + "\",\"headers\":{\"X-Tenant\":\"s\"}},\"payload\":{\"r\":1}}")
+                     receiver.url() + "\",\"headers\":{\"X-Tenant\":\"s\"}},\"payload\":{\"r\":1}}",
+                 kTrace)
                 .status,
             201);
   ASSERT_EQ(Call(client, "PUT", "/v1/flows/parked", R"({"rate_per_s":5,"paused":true})").status, 200);
@@ -293,6 +300,14 @@ TEST(ServerTransferTest, AnExportImportedIntoAFreshServerOrAPostgresNodeExportsT
   boost::json::object header = Json(lines.front());
   EXPECT_EQ(header.at("timers").as_int64(), 61);
   EXPECT_EQ(header.at("store"), "embedded");
+  for (const std::string& line : lines) {  // the waiting timers' trace is exported
+    boost::json::object timer = Json(line);
+    if (!timer.contains("id") || std::string_view(timer.at("id").as_string()).substr(0, 5) != "wait-") {
+      continue;
+    }
+    EXPECT_EQ(timer.at("traceparent").as_string(), kTrace[0].second) << line;
+    EXPECT_EQ(timer.at("tracestate").as_string(), kTrace[1].second) << line;
+  }
   EXPECT_EQ(Json(lines[62]).at("kind"), "schedule");
   EXPECT_EQ(Json(lines[62]).at("id"), "hourly");
   EXPECT_EQ(Json(lines[63]).at("kind"), "flow");
@@ -329,6 +344,8 @@ TEST(ServerTransferTest, AnExportImportedIntoAFreshServerOrAPostgresNodeExportsT
     // flow is still paused, with its rate.
     JsonCall hourly = Call(client, "GET", "/v1/schedules/hourly");
     EXPECT_EQ(hourly.status, 200) << hourly.raw;
+    EXPECT_EQ(hourly.body.at("traceparent").as_string(), kTrace[0].second) << hourly.raw;
+    EXPECT_EQ(hourly.body.at("tracestate").as_string(), kTrace[1].second) << hourly.raw;
     JsonCall parked = Call(client, "GET", "/v1/flows/parked");
     EXPECT_EQ(parked.status, 200) << parked.raw;
     EXPECT_EQ(parked.body.at("settings").at("paused"), true) << parked.raw;

@@ -34,6 +34,40 @@ TEST(RecordCodecTest, EncodesAndDecodesEveryField) {
   EXPECT_EQ(*d, r);
 }
 
+// A timer's trace context is format 4; one without is written as format 3,
+// byte for byte what the version before wrote, so that it reads every
+// untraced timer (docs/operations.md, Upgrades).
+TEST(RecordCodecTest, ATracedRecordIsFormat4AndAnUntracedOneFormat3) {
+  TimerRecord traced = FullRecord();
+  traced.trace = {"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "rojo=1,congo=2"};
+  const std::string with = EncodeRecord(traced);
+  EXPECT_EQ(with[0], 4);
+  Result<TimerRecord> d = DecodeRecord("abc", with);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(*d, traced);
+  const TimerRecord untraced = FullRecord();
+  const std::string without = EncodeRecord(untraced);
+  EXPECT_EQ(without[0], 3);
+  // Format 3 is format 4 less the two trailing strings (each a 4-byte
+  // length and its bytes).
+  EXPECT_EQ(without.substr(1), with.substr(1, without.size() - 1));
+  EXPECT_EQ(with.size(), without.size() + 8 + traced.trace.traceparent.size() +
+                             traced.trace.tracestate.size());
+  d = DecodeRecord("abc", without);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_TRUE(d->trace.empty());
+  EXPECT_EQ(*d, untraced);
+  // Truncated anywhere, a format-4 record is refused.
+  for (std::size_t n = 0; n < with.size(); ++n) {
+    ASSERT_FALSE(DecodeRecord("x", with.substr(0, n)).ok()) << n;
+  }
+  // Format 4 with an empty trace context is never written: damage.
+  std::string empty_trace = without;
+  empty_trace[0] = 4;
+  empty_trace.append(8, '\0');
+  EXPECT_EQ(DecodeRecord("x", empty_trace).status().code(), StatusCode::kCorrupt);
+}
+
 TEST(RecordCodecTest, RejectsTruncatedAndForeignBytesAsCorrupt) {
   const std::string bytes = EncodeRecord(FullRecord());
   for (std::size_t n = 0; n < bytes.size(); ++n) {

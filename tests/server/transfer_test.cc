@@ -459,6 +459,12 @@ TEST(TransferJsonTest, EveryStateReadsBackAsTheSameRecord) {
   retry.last_error = "timeout";
   retry.attempt_log = {{4'000, 10'000, 0, "timeout"}};
   records.push_back(retry);
+  TimerRecord traced = Timer("traced", TimerState::kPending);
+  traced.trace = {"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00", "rojo=1,congo=2"};
+  records.push_back(traced);
+  TimerRecord traced_only_parent = Timer("traced-2", TimerState::kFailed);
+  traced_only_parent.trace.traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+  records.push_back(traced_only_parent);
   for (const TimerRecord& r : records) {
     const std::string line = ExportTimerLine(r);
     ASSERT_EQ(line.back(), '\n');
@@ -511,6 +517,9 @@ TEST(TransferJsonTest, ABadLineNamesItsField) {
       {R"({"state":"failed","id":"a","fire_at_ms":100,"target":{"url":"http://h/x"},"attempt_log":[{"duration_ms":3}]})", "missing_field", "attempt_log[0].started_ms"},
       {R"({"state":"failed","id":"a","fire_at_ms":100,"target":{"url":"http://h/x"},"create_digest":"md5:x"})", "invalid_value", "create_digest"},
       {R"({"state":"failed","id":"a","fire_at_ms":100,"target":{"url":"http://h/x"},"colour":"red"})", "unknown_field", "colour"},
+      {R"({"state":"failed","id":"a","fire_at_ms":100,"target":{"url":"http://h/x"},"traceparent":"00-x"})", "invalid_trace_context", "traceparent"},
+      {R"({"state":"failed","id":"a","fire_at_ms":100,"target":{"url":"http://h/x"},"traceparent":7})", "invalid_type", "traceparent"},
+      {R"({"state":"failed","id":"a","fire_at_ms":100,"target":{"url":"http://h/x"},"tracestate":"a=b"})", "invalid_trace_context", "tracestate"},
       {R"(["not an object"])", "invalid_type", ""},
       {R"({"state":)", "invalid_json", ""},
   };

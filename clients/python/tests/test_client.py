@@ -140,6 +140,23 @@ class ClientTest(ServerTestCase):
         self.assertEqual(stale.exception.reason, "timestamp")
 
 
+    def test_the_callers_trace_context_reaches_the_delivery(self):
+        parent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+        t = self.client.create({"url": self.receiver.url("/traced")}, delay_ms=0, id="py-traced",
+                               payload={"n": 1}, traceparent=parent, tracestate="rojo=1")
+        self.assertEqual((t["traceparent"], t["tracestate"]), (parent, "rojo=1"))
+        headers, body = self.receiver.wait_for("/traced")
+        sent = {k.lower(): v for k, v in headers.items()}
+        trace_id, span = sent["traceparent"].split("-")[1:3]
+        self.assertEqual(trace_id, "0af7651916cd43dd8448eb211c80319c")
+        self.assertNotIn(span, ("b7ad6b7169203331", "0" * 16))
+        self.assertEqual(sent["tracestate"], "rojo=1")
+        self.assertEqual(verify_webhook(SECRETS, headers, body)["id"], "py-traced")
+        with self.assertRaises(tickwheel.BadRequestError) as bad:
+            self.client.create({"url": self.receiver.url()}, delay_ms=1, traceparent="00-nonsense")
+        self.assertEqual(bad.exception.code, "invalid_trace_context")
+
+
 @needs_server
 class TlsClientTest(unittest.TestCase):
     def test_https_with_a_private_ca(self):

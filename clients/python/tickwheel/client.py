@@ -122,8 +122,9 @@ class Client:
         returns it, durable. The same id and body again returns the existing
         timer; the same id with another body raises ConflictError
         (id_conflict). `flow` names its flow (docs/flows.md).
-        `traceparent`/`tracestate` (W3C Trace Context) are sent as headers
-        of the create; the server does not carry them to deliveries yet."""
+        `traceparent`/`tracestate` (W3C Trace Context: the caller's current
+        span) are sent as headers of the create; the server stores them and
+        sends every delivery attempt as a new span of that trace."""
         body: Dict[str, Any] = {"id": id or new_id(), "target": target}
         if delay_ms is not None:
             body["delay_ms"] = delay_ms
@@ -146,7 +147,7 @@ class Client:
     ) -> List[CreatedTimer]:
         """Creates several timers, all or nothing; ids are generated for
         those without one. Returns, in order, each id, state, fire time and
-        whether it was new."""
+        whether it was new. `traceparent`/`tracestate` are every timer's."""
         with_ids = [dict(t, id=t.get("id") or new_id()) for t in timers]
         answer = self._call("POST", "/v1/timers:batch", {"timers": with_ids},
                             headers=_trace(traceparent, tracestate))

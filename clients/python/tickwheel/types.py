@@ -71,6 +71,8 @@ class Timer(TypedDict):
     next_attempt_ms: NotRequired[int]
     last_error: NotRequired[str]
     attempt_log: NotRequired[List[AttemptLogEntry]]
+    traceparent: NotRequired[str]
+    tracestate: NotRequired[str]
 
 
 class TimerPage(TypedDict):
@@ -316,6 +318,8 @@ class Schedule(TypedDict):
     last_fired_ms: NotRequired[int]
     next: NotRequired[List[UpcomingTime]]
     last_occurrences: NotRequired[List[OccurrenceSummary]]
+    traceparent: NotRequired[str]
+    tracestate: NotRequired[str]
 
 
 class SchedulePage(TypedDict):
@@ -454,6 +458,8 @@ class ImportTimer(TypedDict, total=False):
     updated_ms: int
     last_error: str
     attempt_log: List[AttemptLogEntry]
+    traceparent: str
+    tracestate: str
     create_digest: str
 
 

@@ -14,7 +14,9 @@ each PROGRAM must have written at least one. It fails on:
     description lacks fails), or which lacks a required header;
   - a request the server accepted (2xx) that the description would not
     allow: an unknown or invalid query parameter, path parameter or body
-    field, a body where none is taken;
+    field, a body where none is taken, a described request header (one
+    the test added: traceparent, tracestate) with a value its schema
+    refuses;
   - a body of JSON Lines (a media type marked x-json-lines: the import's
     request, the export's answer) one of whose lines does not match the
     schema (each line's);
@@ -226,6 +228,12 @@ class Contract:
             schema = self.resolve(p.get("schema", {}))
             for err in self.errors(schema, self.typed(value, schema)):
                 self.fail(f"{name}: query parameter {key}={value!r} accepted but invalid: {err}", where)
+        for hname, value in e.get("request_headers", []):
+            p = params.get(("header", hname.lower()))
+            if p is None:
+                continue  # a header the API does not read (only described ones are checked)
+            for err in self.errors(self.resolve(p).get("schema", {}), value):
+                self.fail(f"{name}: header {hname}: {value!r} accepted but invalid: {err}", where)
         names = {k for k, _ in given}
         for (kind, pname), p in params.items():
             if kind == "query" and p.get("required") and pname not in names:

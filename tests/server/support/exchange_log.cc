@@ -52,6 +52,11 @@ void Observe(const server::HttpExchange& e) {
                     {"bearer", e.bearer_token},
                     {"status", e.result.status}};
   PutBytes(line, "request_body", e.request_body);
+  if (!e.request_headers.empty()) {
+    json::array sent;  // [name, value] pairs: a name may repeat
+    for (const auto& [name, value] : e.request_headers) sent.push_back(json::array{name, value});
+    line["request_headers"] = std::move(sent);
+  }
   json::object headers;
   for (const auto& [name, value] : e.result.headers) headers[name] = value;
   line["headers"] = std::move(headers);

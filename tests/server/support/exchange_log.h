@@ -16,7 +16,8 @@ inline constexpr const char* kExchangeLogVariable = "TICKWHEEL_EXCHANGE_LOG_DIR"
 // When TICKWHEEL_EXCHANGE_LOG_DIR is set, appends every exchange of every
 // server::BlockingHttpClient of this process to DIR/<program>-<pid>.jsonl,
 // one JSON object a line: method, target, bearer (a token was sent: never
-// its value), request_body, status, headers (of the answer), body (or
+// its value), request_body, request_headers (those the test added, as
+// [name, value] pairs), status, headers (of the answer), body (or
 // request_body_base64/body_base64 for bytes that are not UTF-8). Returns
 // whether it records. Idempotent; thread-safe once installed.
 bool RecordExchangesIfAsked();
