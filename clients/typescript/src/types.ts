@@ -88,6 +88,10 @@ export interface Timer {
   /** The last 10 attempts, oldest first. */
   attempt_log?: Array<AttemptLogEntry>;
   flow: FlowKey;
+  /** The trace context its create was sent with (the `traceparent` header, as stored): each attempt is a new span of this trace, child of this span. Absent when the create had none. */
+  traceparent?: Traceparent;
+  /** The create's `tracestate`, sent unchanged with each attempt. Absent when it had none. */
+  tracestate?: Tracestate;
 }
 
 export interface TimerPage {
@@ -192,7 +196,7 @@ export interface Delivery {
 /** What went wrong. */
 export interface ErrorDetail {
   /** Stable and machine-readable (docs/server.md, Errors). */
-  code: "invalid_json" | "bad_request" | "invalid_type" | "unknown_field" | "missing_field" | "conflicting_fields" | "negative_delay" | "beyond_horizon" | "invalid_value" | "out_of_range" | "reserved_header" | "unsupported_target" | "target_denied" | "invalid_id" | "duplicate_id" | "method_not_allowed" | "not_found" | "id_conflict" | "not_pending" | "not_failed" | "payload_too_large" | "batch_too_large" | "body_too_large" | "body_too_complex" | "unauthenticated" | "invalid_token" | "forbidden" | "store_corrupt" | "store_unavailable" | "fenced" | "overloaded" | "unsupported_media_type" | "misdirected_request" | "origin_not_allowed" | "invalid_flow" | "schedule_ended" | "occurrence" | "store_error" | "draining" | "backup_exists" | "backup_unsupported" | "unsupported_kind" | "unsupported_format" | "backup_in_progress" | "export_expired" | "backup_failed" | "too_many_exports" | "writes_paused";
+  code: "invalid_json" | "bad_request" | "invalid_type" | "unknown_field" | "missing_field" | "conflicting_fields" | "negative_delay" | "beyond_horizon" | "invalid_trace_context" | "invalid_value" | "out_of_range" | "reserved_header" | "unsupported_target" | "target_denied" | "invalid_id" | "duplicate_id" | "method_not_allowed" | "not_found" | "id_conflict" | "not_pending" | "not_failed" | "payload_too_large" | "batch_too_large" | "body_too_large" | "body_too_complex" | "unauthenticated" | "invalid_token" | "forbidden" | "store_corrupt" | "store_unavailable" | "fenced" | "overloaded" | "unsupported_media_type" | "misdirected_request" | "origin_not_allowed" | "invalid_flow" | "schedule_ended" | "occurrence" | "store_error" | "draining" | "backup_exists" | "backup_unsupported" | "unsupported_kind" | "unsupported_format" | "backup_in_progress" | "export_expired" | "backup_failed" | "too_many_exports" | "writes_paused";
   /** For people: what was wrong and what to do. */
   message: string;
   /** The offending field or query parameter, when there is one. */
@@ -451,6 +455,10 @@ export interface Schedule {
   payload: unknown;
   created_ms: UnixMs;
   updated_ms: UnixMs;
+  /** The trace context the schedule was created in (its create's `traceparent` header): every attempt of every occurrence is a new span of this trace, child of this span. Absent when the create had none. */
+  traceparent?: Traceparent;
+  /** The create's `tracestate`, sent unchanged with every attempt. */
+  tracestate?: Tracestate;
   /** The planned occurrence's time. */
   next_ms?: UnixMs;
   /** Missed occurrences about to fire. */
@@ -634,6 +642,8 @@ export interface ExportTimer {
   last_error?: string;
   attempt_log?: Array<AttemptLogEntry>;
   flow: FlowKey;
+  traceparent?: Traceparent;
+  tracestate?: Tracestate;
   /** The digest of the create request that made the timer: a client repeating its create after a move still gets 200, not 409. */
   create_digest: string;
 }
@@ -655,6 +665,8 @@ export interface ImportTimer {
   last_error?: string;
   attempt_log?: Array<AttemptLogEntry>;
   flow?: FlowKey;
+  traceparent?: Traceparent;
+  tracestate?: Tracestate;
   /** The digest of the create request that made the timer: a client repeating its create after a move still gets 200, not 409. */
   create_digest?: string;
 }
@@ -686,3 +698,9 @@ export type ExportLine = ExportHeader | ExportTimer | ExportSchedule | ExportFlo
 
 /** One line of an import's body: a line of an export (a timer's may omit what defaults). A `kind` this server does not know is refused (400 `unsupported_kind`), never dropped. */
 export type ImportLine = ExportHeader | ImportTimer | ExportSchedule | ExportFlow | ExportEnd;
+
+/** A W3C Trace Context traceparent (https://www.w3.org/TR/trace-context/), version 00: `00-<trace-id>-<parent-id>-<flags>`, only the sampled flag kept. */
+export type Traceparent = string;
+
+/** A W3C Trace Context tracestate: vendors' `key=value` list members, comma-separated, passed on unchanged. */
+export type Tracestate = string;
