@@ -23,7 +23,8 @@
 #   make asan | make tsan   one sanitizer build of the library and its tests
 #   make server-asan        the server and its tests under GCC's ASan + UBSan
 #   make server-tsan        the server and its tests under GCC's TSan (not in
-#                           make test)
+#                           make test; make server-tsan-test: all but the
+#                           serial integration tests)
 #   make tsa                the server compiled by clang: lock annotations
 #                           checked (-Wthread-safety)
 #   make fuzz [FUZZ_TIME=300] [FUZZ_JOBS=2]  every fuzz target for FUZZ_TIME
@@ -38,7 +39,7 @@ JOBS ?= $(shell nproc)
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 CMAKE_ARGS ?=
 
-.PHONY: all deps configure build package run demo test unit-test release-test asan tsan server-asan server-tsan tsa fuzz-build fuzz fuzz-test bench bench-server bench-transfer soak clean format
+.PHONY: all deps configure build package run demo test unit-test release-test asan tsan server-asan server-tsan server-tsan-test tsa fuzz-build fuzz fuzz-test bench bench-server bench-transfer soak clean format
 
 all: build
 
@@ -67,22 +68,24 @@ demo: build
 unit-test: build
 	ctest --test-dir $(BUILD) --output-on-failure --no-tests=error -j $(JOBS) --timeout 600
 
-# make test runs each test once: the Release build runs everything but the
-# server's integration tests, which server-asan runs under ASan + UBSan
-# (the same tests, the same real servers; running them in both took 9 of
-# make test's minutes, one test at a time since they measure lateness).
-# Save the integration tests whose claims are checked in Release only
-# (lateness percentiles, RSS: #if !defined(__SANITIZE_ADDRESS__)), which
-# the Release build runs too.
+# make test runs the server's tests in its sanitizer builds, not in
+# Release: the Release build runs everything but the server's tests
+# (labels server-unit, server-integration, server-integration-serial),
+# which server-asan runs under ASan + UBSan (the same tests, the same real
+# servers; running the integration tests in both took 9 of make test's
+# minutes, one test at a time since they measure lateness). Save the integration
+# tests whose claims are checked in Release only (lateness percentiles,
+# RSS: #if !defined(__SANITIZE_ADDRESS__)), which the Release build runs
+# too.
 RELEASE_ONLY_CHECKS = ServerDeliveryTest.DeliversEveryTimerOnceOnTimeAndNeverEarly \
   ServerClusterTest.ThreeNodesDeliverEveryTimerOnceOnTimeAndNeverEarly \
   ServerFaultsTest.MisbehavingReceiversEndInDeadLettersWithBoundedFilesAndMemory
-# It builds everything `make build` does but the integration tests it does
-# not run (release_test_targets, CMakeLists.txt): server-asan compiles them.
+# It builds everything `make build` does but the server's tests it does not
+# run and the benchmarks (release_test_targets, CMakeLists.txt).
 release-test: configure
 	@cmake --build $(BUILD) -j $(JOBS) --target release_test_targets
 	ctest --test-dir $(BUILD) --output-on-failure --no-tests=error -j $(JOBS) --timeout 600 \
-	  -LE '^server-integration$$' -E "$$(cat $(BUILD)/release_test_not_built.txt)"
+	  -LE '^server-(unit|integration|integration-serial)$$' -E "$$(cat $(BUILD)/release_test_not_built.txt)"
 	@for t in $(RELEASE_ONLY_CHECKS); do \
 	  ctest --test-dir $(BUILD) --output-on-failure --no-tests=error --timeout 600 -R "^$$t$$" \
 	    || exit 1; \
@@ -130,19 +133,42 @@ server-asan: deps
 # HTTP threads, group writer, dispatcher, lease manager and listener of the
 # real executable, which the tests start (TSAN_OPTIONS reaches it: a race
 # there exits it with 66 and fails the test). Suppressions, each with its
-# reason: tests/server/tsan.supp. Not in `make test` (yet): its time is in
-# docs/testing.md. detect_deadlocks=0: the group writer holds one stripe
-# lock per id of its group at once (taken in index order, so groups cannot
-# deadlock), more than the 64 a thread may hold under TSan's lock-order
-# detector, which aborts with a CHECK failure (not a report) there; data
-# races are still reported.
+# reason: tests/server/tsan.supp. detect_deadlocks=0: the group writer
+# holds one stripe lock per id of its group at once (taken in index order,
+# so groups cannot deadlock), more than the 64 a thread may hold under
+# TSan's lock-order detector, which aborts with a CHECK failure (not a
+# report) there; data races are still reported.
+# TICKWHEEL_PCH: Boost.Asio/Beast/JSON, spdlog and GoogleTest precompiled
+# once per build, not parsed again by each source (cmake/TickwheelPch.cmake).
+SERVER_TSAN_CONFIGURE = cmake -S . -B $(BUILD)-server-tsan $(GENERATOR) $(SAN_BUILD) \
+  -DCMAKE_CXX_COMPILER=g++ -DTICKWHEEL_SANITIZE=thread -DTICKWHEEL_BUILD_BENCH=OFF \
+  -DTICKWHEEL_BUILD_EXAMPLES=OFF -DTICKWHEEL_PCH=ON >/dev/null
+SERVER_TSAN_CTEST = TSAN_OPTIONS="halt_on_error=1 detect_deadlocks=0 suppressions=$(CURDIR)/tests/server/tsan.supp" \
+  ctest --test-dir $(BUILD)-server-tsan --output-on-failure --no-tests=error -j $(JOBS) --timeout 900
+
 server-tsan: deps
-	@cmake -S . -B $(BUILD)-server-tsan $(GENERATOR) $(SAN_BUILD) \
-	  -DCMAKE_CXX_COMPILER=g++ -DTICKWHEEL_SANITIZE=thread -DTICKWHEEL_BUILD_BENCH=OFF \
-	  -DTICKWHEEL_BUILD_EXAMPLES=OFF >/dev/null
+	@$(SERVER_TSAN_CONFIGURE)
 	@cmake --build $(BUILD)-server-tsan -j $(JOBS) --target server_tests
-	TSAN_OPTIONS="halt_on_error=1 detect_deadlocks=0 suppressions=$(CURDIR)/tests/server/tsan.supp" \
-	  ctest --test-dir $(BUILD)-server-tsan --output-on-failure --no-tests=error -j $(JOBS) -L server --timeout 900
+	$(SERVER_TSAN_CTEST) -L server
+
+# The part of server-tsan meant for make test, not in it yet (with it, make
+# test is estimated at about 50 min on CI: docs/testing.md, How long it
+# takes): every test labelled "server" but the
+# serial integration tests (label server-integration-serial: delivery,
+# recovery, cluster, faults, attack, flow, delivery security, schedule,
+# transfer), and api_contract_test, which needs the records of three of
+# them and checks no thread. Those nine are the runs that are bound by real
+# time and run one at a time: under TSan they took most of server-tsan's
+# time. What runs: the server-unit tests
+# (group writer, scheduler, dispatcher, flow limiter, blocking pool, stores
+# in-process) and the real executable's HTTP threads, group writer,
+# dispatcher, and on a cluster node (server_access_test) its lease manager
+# and listener, under the API, CLI, access, limits, metrics and NATS tests
+# and the clients' tests, side by side. `make server-tsan` runs all.
+server-tsan-test: deps
+	@$(SERVER_TSAN_CONFIGURE)
+	@cmake --build $(BUILD)-server-tsan -j $(JOBS) --target server_tests_side_by_side
+	$(SERVER_TSAN_CTEST) -L server -LE '^server-integration-serial$$' -E '^api_contract_test$$'
 
 # The server and the executable checked by clang's front end, which checks
 # the lock annotations (-Wthread-safety -Werror=thread-safety; the library's
