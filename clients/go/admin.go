@@ -97,6 +97,8 @@ type ImportTimer struct {
 	AttemptLog    []AttemptLogEntry `json:"attempt_log,omitempty"`
 	Flow          string            `json:"flow,omitempty"`
 	CreateDigest  string            `json:"create_digest,omitempty"`
+	Traceparent   string            `json:"traceparent,omitempty"`
+	Tracestate    string            `json:"tracestate,omitempty"`
 }
 
 // ExportSchedule is a schedule line of an export (Record is what an

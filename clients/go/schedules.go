@@ -131,6 +131,8 @@ type Schedule struct {
 	Payload         json.RawMessage     `json:"payload"`
 	CreatedMs       int64               `json:"created_ms"`
 	UpdatedMs       int64               `json:"updated_ms"`
+	Traceparent     string              `json:"traceparent,omitempty"`
+	Tracestate      string              `json:"tracestate,omitempty"`
 	NextMs          *int64              `json:"next_ms,omitempty"`
 	CatchUpMs       []int64             `json:"catch_up_ms,omitempty"`
 	BufferedMs      *int64              `json:"buffered_ms,omitempty"`

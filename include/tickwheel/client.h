@@ -110,6 +110,10 @@ struct ClientOptions {
   RetryHook on_retry;
 };
 
+// Headers a call sends besides Host, Authorization and Content-Type. A
+// name may repeat: each is sent as given.
+using RequestHeaders = std::multimap<std::string, std::string>;
+
 // An answer as it came (Call()): status 0 and `error` when none came.
 struct Response {
   int status = 0;
@@ -211,16 +215,16 @@ class AsyncClient {
   // answer (status 0 and `error` when none came after the retries).
   boost::asio::awaitable<Response> Call(std::string method, std::string target,
                                         std::string body = {},
-                                        std::map<std::string, std::string> headers = {});
+                                        RequestHeaders headers = {});
   // Call(), then the answer's JSON object, or the Error for a non-2xx.
   boost::asio::awaitable<json::value> CallJson(std::string method, std::string target,
                                                std::optional<json::value> body = {},
-                                               std::map<std::string, std::string> headers = {});
+                                               RequestHeaders headers = {});
 
  private:
   boost::asio::awaitable<json::object> Object(std::string method, std::string target,
                                               std::optional<json::value> body = {},
-                                              std::map<std::string, std::string> headers = {});
+                                              RequestHeaders headers = {});
   boost::asio::awaitable<std::int64_t> UntilDone(const char* route, DeadLetterFilter filter);
 
   struct Impl;
@@ -256,10 +260,10 @@ class Client {
   json::object Whoami();
   json::object Health();
   Response Call(std::string_view method, std::string_view target, std::string_view body = {},
-                std::map<std::string, std::string> headers = {});
+                RequestHeaders headers = {});
   json::value CallJson(std::string_view method, std::string_view target,
                        std::optional<json::value> body = {},
-                       std::map<std::string, std::string> headers = {});
+                       RequestHeaders headers = {});
 
  private:
   template <typename T>

@@ -2,7 +2,6 @@
 #include "cli/blocking_http_client.h"
 
 #include <atomic>
-#include <map>
 
 namespace tickwheel::server {
 
@@ -34,7 +33,7 @@ BlockingHttpClient::~BlockingHttpClient() = default;
 HttpCallResult BlockingHttpClient::Call(
     std::string_view method, std::string_view target, std::string_view body,
     const std::vector<std::pair<std::string, std::string>>& headers) {
-  std::map<std::string, std::string> extra(headers.begin(), headers.end());
+  client::RequestHeaders extra(headers.begin(), headers.end());
   HttpCallResult result = client_.Call(method, target, body, std::move(extra));
   if (result.status != 0) {
     if (HttpExchangeObserver observe = exchange_observer.load()) {

@@ -46,11 +46,11 @@ json::object CreateBody(CreateTimer& t) {
   return body;
 }
 
-std::map<std::string, std::string> TraceHeaders(const CreateTimer& t) {
-  std::map<std::string, std::string> headers;
+RequestHeaders TraceHeaders(const CreateTimer& t) {
+  RequestHeaders headers;
   if (!t.traceparent.empty()) {
-    headers["traceparent"] = t.traceparent;
-    if (!t.tracestate.empty()) headers["tracestate"] = t.tracestate;
+    headers.emplace("traceparent", t.traceparent);
+    if (!t.tracestate.empty()) headers.emplace("tracestate", t.tracestate);
   }
   return headers;
 }
@@ -115,10 +115,17 @@ AsyncClient::~AsyncClient() = default;
 
 asio::awaitable<Response> AsyncClient::Call(std::string method, std::string target,
                                             std::string body,
-                                            std::map<std::string, std::string> headers) {
-  headers.emplace("accept", "application/json");
-  headers.emplace("user-agent", "tickwheel-cpp/" TICKWHEEL_CLIENT_VERSION);
-  if (!impl_->token.empty()) headers["authorization"] = "Bearer " + impl_->token;
+                                            RequestHeaders headers) {
+  // The caller's own accept and user-agent win; the token replaces any
+  // authorization given.
+  if (!headers.contains("accept")) headers.emplace("accept", "application/json");
+  if (!headers.contains("user-agent")) {
+    headers.emplace("user-agent", "tickwheel-cpp/" TICKWHEEL_CLIENT_VERSION);
+  }
+  if (!impl_->token.empty()) {
+    headers.erase("authorization");
+    headers.emplace("authorization", "Bearer " + impl_->token);
+  }
   std::chrono::milliseconds backoff(500);
   for (int attempt = 1;; ++attempt) {
     internal::Exchanged x = co_await impl_->connection.Exchange(method, target, body, headers);
@@ -147,7 +154,7 @@ asio::awaitable<Response> AsyncClient::Call(std::string method, std::string targ
 
 asio::awaitable<json::value> AsyncClient::CallJson(std::string method, std::string target,
                                                    std::optional<json::value> body,
-                                                   std::map<std::string, std::string> headers) {
+                                                   RequestHeaders headers) {
   // Arguments of a co_await made beforehand: GCC 12 destroys some
   // temporaries of a co_await expression twice (a conditional's).
   std::string text;
@@ -165,7 +172,7 @@ asio::awaitable<json::value> AsyncClient::CallJson(std::string method, std::stri
 
 asio::awaitable<json::object> AsyncClient::Object(std::string method, std::string target,
                                                   std::optional<json::value> body,
-                                                  std::map<std::string, std::string> headers) {
+                                                  RequestHeaders headers) {
   json::value v = co_await CallJson(std::move(method), std::move(target), std::move(body),
                                     std::move(headers));
   if (!v.is_object()) {
@@ -175,13 +182,13 @@ asio::awaitable<json::object> AsyncClient::Object(std::string method, std::strin
 }
 
 asio::awaitable<json::object> AsyncClient::Create(CreateTimer timer) {
-  std::map<std::string, std::string> headers = TraceHeaders(timer);
+  RequestHeaders headers = TraceHeaders(timer);
   json::value body = CreateBody(timer);
   co_return co_await Object("POST", "/v1/timers", std::move(body), std::move(headers));
 }
 
 asio::awaitable<json::array> AsyncClient::CreateBatch(std::vector<CreateTimer> timers) {
-  std::map<std::string, std::string> headers;
+  RequestHeaders headers;
   if (!timers.empty()) headers = TraceHeaders(timers.front());
   json::array list;
   for (CreateTimer& t : timers) list.push_back(CreateBody(t));

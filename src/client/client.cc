@@ -82,14 +82,14 @@ json::object Client::Whoami() { return Run(async_.Whoami()); }
 json::object Client::Health() { return Run(async_.Health()); }
 
 Response Client::Call(std::string_view method, std::string_view target, std::string_view body,
-                      std::map<std::string, std::string> headers) {
+                      RequestHeaders headers) {
   return Run(async_.Call(std::string(method), std::string(target), std::string(body),
                          std::move(headers)));
 }
 
 json::value Client::CallJson(std::string_view method, std::string_view target,
                              std::optional<json::value> body,
-                             std::map<std::string, std::string> headers) {
+                             RequestHeaders headers) {
   return Run(async_.CallJson(std::string(method), std::string(target), std::move(body),
                              std::move(headers)));
 }

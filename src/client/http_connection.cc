@@ -141,7 +141,7 @@ HttpConnection::~HttpConnection() = default;
 
 asio::awaitable<Exchanged> HttpConnection::Exchange(std::string method, std::string target,
                                                     std::string body,
-                                                    std::map<std::string, std::string> headers) {
+                                                    RequestHeaders headers) {
   Exchanged out;
   Response& result = out.response;
   for (int round = 0; round < 2; ++round) {
@@ -155,7 +155,7 @@ asio::awaitable<Exchanged> HttpConnection::Exchange(std::string method, std::str
     req.target(target);
     req.version(11);
     req.set(http::field::host, impl_->host + ":" + impl_->port);
-    for (const auto& [name, value] : headers) req.set(name, value);
+    for (const auto& [name, value] : headers) req.insert(name, value);
     req.keep_alive(true);
     if (!body.empty()) {
       req.set(http::field::content_type, "application/json");

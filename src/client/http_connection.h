@@ -42,7 +42,7 @@ class HttpConnection {
   // when `body` is not empty.
   boost::asio::awaitable<Exchanged> Exchange(std::string method, std::string target,
                                              std::string body,
-                                             std::map<std::string, std::string> headers);
+                                             RequestHeaders headers);
 
  private:
   struct Impl;
