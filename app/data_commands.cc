@@ -489,8 +489,8 @@ int RunImport(const ClientFlags& flags, const ImportFlags& im) {
       progress.End();
       std::string what;
       for (const char* kind : {"id", "schedule", "flow"}) {
-        if (const json::value* v = c.as_object().if_contains(kind)) {
-          what = std::string(kind) + " " + std::string(v->as_string());
+        if (const json::value* named = c.as_object().if_contains(kind)) {
+          what = std::string(kind) + " " + std::string(named->as_string());
         }
       }
       std::fprintf(stderr, "conflict: %s line %s: %s: %s\n", name.c_str(),
