@@ -112,9 +112,9 @@ Result<std::vector<AttemptLog>> ParseAttemptLog(const std::optional<json::value>
     if (!status.ok()) return status.status();
     log.status = static_cast<std::int32_t>(*status);
     Result<std::int64_t> throttled =
-        IntegerIn(Take(e, "throttled_ms"), field + ".throttled_ms", 0, INT64_MAX, 0);
+        IntegerIn(Take(e, "throttled_ms"), field + ".throttled_ms", 0, UINT32_MAX, 0);
     if (!throttled.ok()) return throttled.status();
-    log.throttled_ms = *throttled;
+    log.throttled_ms = static_cast<std::uint32_t>(*throttled);
     if (std::optional<json::value> error = Take(e, "error")) {
       if (!error->is_string()) return Bad("invalid_type", field + ".error", field + ".error must be a string");
       log.error = std::string(error->as_string());

@@ -302,7 +302,9 @@ TEST(ServerRetentionTest, ATimerCreatedAgainAfterRetentionDeletedItIsANewMessage
   for (const Delivery& x : d) {
     EXPECT_TRUE(IsMessageIdOf(x.idempotency_key, "again")) << x.idempotency_key;
     EXPECT_EQ(x.headers.count("webhook-id"), 1u);
-    if (x.headers.count("webhook-id")) EXPECT_EQ(x.headers.at("webhook-id"), x.idempotency_key);
+    if (x.headers.count("webhook-id")) {
+      EXPECT_EQ(x.headers.at("webhook-id"), x.idempotency_key);
+    }
   }
   EXPECT_EQ(d[0].attempt, 1);
   EXPECT_EQ(d[1].attempt, 2);

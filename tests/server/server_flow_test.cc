@@ -357,8 +357,8 @@ TEST_P(ServerFlowTest, AThrottledFlowDoesNotDelayAnotherFlow) {
 
 INSTANTIATE_TEST_SUITE_P(Stores, ServerFlowTest,
                          ::testing::Values(Backend::kEmbedded, Backend::kCluster),
-                         [](const auto& info) {
-                           return info.param == Backend::kEmbedded ? "Embedded" : "Cluster";
+                         [](const auto& suite) {
+                           return suite.param == Backend::kEmbedded ? "Embedded" : "Cluster";
                          });
 
 }  // namespace

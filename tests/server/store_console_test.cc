@@ -168,8 +168,8 @@ TEST_P(StoreConsoleTest, ReportsItsSizeAndItsCluster) {
 
 INSTANTIATE_TEST_SUITE_P(Stores, StoreConsoleTest,
                          ::testing::Values(Backend::kRocksDb, Backend::kPostgres),
-                         [](const auto& info) {
-                           return info.param == Backend::kRocksDb ? "RocksDb" : "Postgres";
+                         [](const auto& suite) {
+                           return suite.param == Backend::kRocksDb ? "RocksDb" : "Postgres";
                          });
 
 }  // namespace

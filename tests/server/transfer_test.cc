@@ -515,6 +515,7 @@ TEST(TransferJsonTest, ABadLineNamesItsField) {
       {R"({"state":"pending","id":"a b","fire_at_ms":100,"target":{"url":"http://h/x"}})", "invalid_id", "id"},
       {R"({"state":"failed","id":"a","fire_at_ms":100,"target":{"url":"http://h/x"},"attempts":11})", "out_of_range", "attempts"},
       {R"({"state":"failed","id":"a","fire_at_ms":100,"target":{"url":"http://h/x"},"attempt_log":[{"duration_ms":3}]})", "missing_field", "attempt_log[0].started_ms"},
+      {R"({"state":"failed","id":"a","fire_at_ms":100,"target":{"url":"http://h/x"},"attempt_log":[{"started_ms":5,"throttled_ms":4294967296}]})", "out_of_range", "attempt_log[0].throttled_ms"},
       {R"({"state":"failed","id":"a","fire_at_ms":100,"target":{"url":"http://h/x"},"create_digest":"md5:x"})", "invalid_value", "create_digest"},
       {R"({"state":"failed","id":"a","fire_at_ms":100,"target":{"url":"http://h/x"},"colour":"red"})", "unknown_field", "colour"},
       {R"({"state":"failed","id":"a","fire_at_ms":100,"target":{"url":"http://h/x"},"traceparent":"00-x"})", "invalid_trace_context", "traceparent"},
