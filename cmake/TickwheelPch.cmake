@@ -22,9 +22,10 @@
 # wherever a header is not used (the source then parses it as text: right,
 # only slower).
 #
-# On with -DTICKWHEEL_PCH=ON, which `make server-tsan` and
-# `make server-tsan-test` pass (the Release and server-asan builds do not
-# yet: docs/testing.md, How long it takes, has what it saved there); never
+# On with -DTICKWHEEL_PCH=ON, which `make server-asan`, `make server-tsan`
+# and `make server-tsan-test` pass (the Release build does not: it is also
+# every developer's build, where ccache would miss the server's sources in
+# any other build directory; docs/testing.md, How long it takes); never
 # with clang (make tsa's -fsyntax-only writes no header; the fuzz and
 # library sanitizer builds compile no Beast user). ccache: a precompiled
 # header is not reproducible (two compiles of it differ), so the sources of
