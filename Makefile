@@ -154,7 +154,7 @@ server-tsan: deps
 	$(SERVER_TSAN_CTEST) -L server
 
 # The part of server-tsan meant for make test, not in it yet (with it, make
-# test is estimated at about 50 min on CI: docs/testing.md, How long it
+# test is estimated at about 57 min on CI: docs/testing.md, How long it
 # takes): every test labelled "server" but the
 # serial integration tests (label server-integration-serial: delivery,
 # recovery, cluster, faults, attack, flow, delivery security, schedule,
