@@ -360,13 +360,13 @@ json::object RunFlowPhases(const FlowPhaseOptions& o) {
   json::object out;
   out["nice"] = getpriority(PRIO_PROCESS, 0);
   out["herd_size"] = o.herd;
-  std::vector<int> node_counts = {1};
-  if (!o.pg.empty()) node_counts.push_back(3);
   json::object rate, cap, alone, overhead;
-  for (int nodes : node_counts) {
+  for (int nodes : o.nodes) {
+    if (nodes > 1 && o.pg.empty()) continue;  // a cluster needs PostgreSQL
     const std::string key = nodes == 1 ? "one_node" : "three_nodes";
     std::fprintf(stderr, "flows, %d node(s): the herd at %.0f/s\n", nodes, o.rate);
     rate[key] = RatePhase(o, nodes);
+    if (o.rate_only) continue;
     std::fprintf(stderr, "flows, %d node(s): the herd at max_in_flight %lld\n", nodes,
                  static_cast<long long>(o.max_in_flight));
     cap[key] = CapPhase(o, nodes);
@@ -379,6 +379,7 @@ json::object RunFlowPhases(const FlowPhaseOptions& o) {
   out["cap"] = std::move(cap);
   out["second_flow_alone"] = std::move(alone);
   out["overhead"] = std::move(overhead);
+  if (o.rate_only) return out;
   std::fprintf(stderr, "flows: memory, %llu pending against %llu due behind 10/s\n",
                static_cast<unsigned long long>(o.memory_timers),
                static_cast<unsigned long long>(o.memory_timers));

@@ -9,6 +9,7 @@
 #include <boost/json.hpp>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace tickwheel::bench {
 
@@ -24,6 +25,10 @@ struct FlowPhaseOptions {
   int second_flow_timers = 2'000;    // the other flow: due evenly over 10 s
   int overhead_rounds = 3;           // paired rounds, flow control off / on
   std::uint64_t memory_timers = 1'000'000;  // pending vs due behind a 10/s flow
+  // For a look at one phase (--flow-nodes 3 --flow-rate-only; not for the
+  // report, which wants them all): the node counts, and the rate phase only.
+  std::vector<int> nodes = {1, 3};
+  bool rate_only = false;
 };
 
 // Runs the phases and returns their figures:

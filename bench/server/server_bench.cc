@@ -425,6 +425,8 @@ int main(int argc, char** argv) {
       schedules.cluster_schedules = std::strtoull(argv[++i], nullptr, 10);
     }
     else if (a == "--only-flows") only_flows = true;
+    else if (a == "--flow-nodes" && i + 1 < argc) flows.nodes = {std::atoi(argv[++i])};
+    else if (a == "--flow-rate-only") flows.rate_only = true;
     else if (a == "--creates-system" && i + 1 < argc) creates.only_systems.push_back(argv[++i]);
     else if (a == "--creates-clients" && i + 1 < argc) creates.clients = {std::atoi(argv[++i])};
     else if (a == "--creates-seconds" && i + 1 < argc) creates.seconds = std::atof(argv[++i]);
@@ -453,7 +455,7 @@ int main(int argc, char** argv) {
                            "[--only-security | --only-cluster | --only-cluster-creates | --only-flows | --only-creates "
                            "[--creates-system S]... [--creates-clients N] [--creates-seconds S] "
                            "[--creates-rounds N] [--no-batches | --only-batches] | --only-schedules] "
-                           "[--schedules N] [--cluster-schedules N]\n");
+                           "[--schedules N] [--cluster-schedules N] [--flow-nodes 1|3] [--flow-rate-only]\n");
       return 2;
     }
   }
