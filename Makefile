@@ -39,7 +39,7 @@ JOBS ?= $(shell nproc)
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 CMAKE_ARGS ?=
 
-.PHONY: all deps configure build package run demo test unit-test release-test asan asan-build tsan tsan-build server-asan server-asan-build server-asan-test server-tsan server-tsan-test tsa fuzz-build fuzz fuzz-test bench bench-server bench-transfer soak clean format
+.PHONY: all deps configure build package run demo test unit-test release-build release-test asan asan-build tsan tsan-build server-asan server-asan-build server-asan-test server-tsan server-tsan-test tsa fuzz-build fuzz fuzz-test bench bench-server bench-transfer soak clean format
 
 all: build
 
@@ -82,8 +82,10 @@ RELEASE_ONLY_CHECKS = ServerDeliveryTest.DeliversEveryTimerOnceOnTimeAndNeverEar
   ServerFaultsTest.MisbehavingReceiversEndInDeadLettersWithBoundedFilesAndMemory
 # It builds everything `make build` does but the server's tests it does not
 # run and the benchmarks (release_test_targets, CMakeLists.txt).
-release-test: configure
+release-build: configure
 	@cmake --build $(BUILD) -j $(JOBS) --target release_test_targets
+
+release-test: release-build
 	ctest --test-dir $(BUILD) --output-on-failure --no-tests=error -j $(JOBS) --timeout 600 \
 	  -LE '^server-(unit|integration|integration-serial)$$' -E "$$(cat $(BUILD)/release_test_not_built.txt)"
 	@for t in $(RELEASE_ONLY_CHECKS); do \
@@ -94,16 +96,25 @@ release-test: configure
 # make test's order. The server's serial integration tests (label
 # server-integration-serial: one at a time, bound by real time) leave the
 # machine about 70% idle (30% busy on 2 cores, measured over 26 of them
-# under ASan), so the library's sanitizer builds, tsa and the fuzz build
-# are compiled beside the server's tests at the lowest priority (nice 19:
-# a woken test's process takes the core back at once), their output kept
-# in $(BUILD)/side-builds.log and printed after; their tests run last.
-# Each target still runs alone (make asan, make fuzz-test, ...).
-SIDE_BUILDS = asan-build tsan-build tsa fuzz-build
-test: release-test server-asan-build
-	@rm -f $(BUILD)/side-builds.rc
-	@( nice -n 19 $(MAKE) --no-print-directory $(SIDE_BUILDS) > $(BUILD)/side-builds.log 2>&1; 	   echo $$? > $(BUILD)/side-builds.rc ) & 	$(MAKE) --no-print-directory server-asan-test; status=$$?; wait; 	echo "--- built beside the server's tests (nice 19): $(SIDE_BUILDS)"; 	cat $(BUILD)/side-builds.log; 	[ $$status -eq 0 ] && [ "$$(cat $(BUILD)/side-builds.rc)" = 0 ]
-	@$(MAKE) --no-print-directory asan tsan fuzz-test
+# under ASan). So make test builds the server under ASan first, and while
+# its tests run it compiles at the lowest priority (nice 19: a woken test's
+# process takes the core back at once) everything else it needs: the
+# Release build (release-build), the library's sanitizer builds, tsa and
+# the fuzz targets. Their output goes to $(SIDE_LOG), printed after the
+# server's tests; then the Release tests, the library's tests under both
+# sanitizers and the fuzz smoke run on an otherwise idle machine. Each
+# target still runs alone (make release-test, make asan, make fuzz-test...).
+SIDE_BUILDS = release-build asan-build tsan-build tsa fuzz-build
+SIDE_LOG = $(BUILD)-server-asan/side-builds.log
+test: server-asan-build
+	@rm -f $(SIDE_LOG).rc
+	@( nice -n 19 $(MAKE) --no-print-directory $(SIDE_BUILDS) > $(SIDE_LOG) 2>&1; \
+	   echo $$? > $(SIDE_LOG).rc ) & \
+	$(MAKE) --no-print-directory server-asan-test; status=$$?; wait; \
+	echo "--- built beside the server's tests (nice 19): $(SIDE_BUILDS)"; \
+	cat $(SIDE_LOG); \
+	[ $$status -eq 0 ] && [ "$$(cat $(SIDE_LOG).rc)" = 0 ]
+	@$(MAKE) --no-print-directory release-test asan tsan fuzz-test
 
 # Sanitizer and fuzz builds compile at -O1 with line tables only (-g1): the
 # optimisation ASan recommends, and file:line in every report. Against
