@@ -193,9 +193,9 @@ server-tsan: deps
 	@cmake --build $(BUILD)-server-tsan -j $(JOBS) --target server_tests
 	$(SERVER_TSAN_CTEST) -L server
 
-# The part of server-tsan meant for make test, not in it yet (with it, make
-# test is estimated at about 57 min on CI: docs/testing.md, How long it
-# takes): every test labelled "server" but the
+# The part of server-tsan meant for make test, not in it (with it, make
+# test would take about 51 min on CI's 2 cores: docs/testing.md, How long
+# it takes): every test labelled "server" but the
 # serial integration tests (label server-integration-serial: delivery,
 # recovery, cluster, faults, attack, flow, delivery security, schedule,
 # transfer), and api_contract_test, which needs the records of three of
