@@ -16,7 +16,6 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -1120,13 +1119,7 @@ TEST(BoundedReadsTest, FilteredListingsAndDryRunsOfLargeTimersStayBounded) {
   WebhookReceiver receiver;
   ServerProcess server(Binary(), dir.path() + "/node",
                        {"--postgres", postgres.url(), "--shards", "8"});
-  // Under ASan, freed memory waits in a quarantine (256 MB by default)
-  // before it is reused, so a bounded read's chunks, each freed, still
-  // raised the peak RSS: +35 MB over the dry runs in one CI run. A small
-  // quarantine measures what the server holds, as Release does.
-  const char* asan_options = std::getenv("ASAN_OPTIONS");
-  server.set_env({std::string("ASAN_OPTIONS=") + (asan_options ? asan_options + std::string(":") : "") +
-                  "quarantine_size_mb=8"});
+  server.LimitAsanQuarantine();
   ASSERT_TRUE(server.Start());
   BlockingHttpClient client(server.address(), seconds(120));
   auto create = [&](const std::string& prefix, int count, std::size_t payload_bytes, std::int64_t delay_ms,

@@ -696,6 +696,7 @@ TEST_P(ServerScheduleTest, AfterALongOutageCatchUpKeepsItsCapAndWindowAndABackfi
 TEST_P(ServerScheduleTest, ListingsOfLargeSchedulesAreBoundedInBytesAndPageThroughAll) {
   WebhookReceiver receiver;
   auto server = MakeServer();
+  server->LimitAsanQuarantine();
   ASSERT_TRUE(server->Start());
   BlockingHttpClient client(server->address(), seconds(120));
   constexpr int kSchedules = 400;  // 24 MB of payloads: six pages of 4 MiB

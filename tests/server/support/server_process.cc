@@ -123,6 +123,12 @@ bool ServerProcess::tls() const {
   return std::find(extra_args_.begin(), extra_args_.end(), "--tls-cert") != extra_args_.end();
 }
 
+void ServerProcess::LimitAsanQuarantine() {
+  const char* options = std::getenv("ASAN_OPTIONS");
+  env_.push_back(std::string("ASAN_OPTIONS=") + (options ? options + std::string(":") : "") +
+                 "quarantine_size_mb=8");
+}
+
 void ServerProcess::Kill() {
   if (pid_ <= 0) return;
   kill(pid_, SIGKILL);
