@@ -77,8 +77,10 @@ void Dispatcher::CountPlanning(const PlanTotals& totals) {
 }
 
 Dispatcher::Dispatcher(TimerStore& store, Scheduler& scheduler, ServerClock& clock,
-                       WebhookClient& client, NatsPublisher* nats, Metrics& metrics)
-    : store_(store),
+                       WebhookClient& client, NatsPublisher* nats, Metrics& metrics,
+                       Options options)
+    : options_(options),
+      store_(store),
       scheduler_(scheduler),
       clock_(clock),
       client_(client),
@@ -113,14 +115,19 @@ void Dispatcher::Park(const DueEntry& entry) {
 
 void Dispatcher::OnFired(std::vector<FiredTimer> due) {
   in_flight_.fetch_add(static_cast<std::int64_t>(due.size()));
+  // One claim per shard, queued together: the store may commit them in one
+  // transaction (a PostgreSQL round trip per statement is the cost of a
+  // claim, not its rows), and each is still fenced on its own.
+  std::vector<TimerStore::Write> claims;
   for (auto& chunk :
        ByShard(std::move(due), store_, kClaimChunk,
                [](const FiredTimer& f) -> const std::string& { return f.entry.id; })) {
-    ClaimChunk(std::move(chunk));
+    claims.push_back(ClaimWrite(std::move(chunk)));
   }
+  store_.SubmitAll(std::move(claims));
 }
 
-void Dispatcher::ClaimChunk(std::vector<FiredTimer> chunk) {
+TimerStore::Write Dispatcher::ClaimWrite(std::vector<FiredTimer> chunk) {
   enum class Kind { kStale, kNotYet, kClaimed, kRecovered, kNoNats, kUnreadable, kSkipped };
   struct Claimed {
     Kind kind = Kind::kStale;
@@ -136,7 +143,7 @@ void Dispatcher::ClaimChunk(std::vector<FiredTimer> chunk) {
   // same write: the schedules are named too.
   std::vector<std::string> locked = WithScheduleKeys(ids);
   const bool nats = nats_ != nullptr;
-  store_.Submit(
+  return TimerStore::Write{
       std::move(locked),
       [this, claims, entries, planning, nats, ids = std::move(ids)](StoreTxn& txn) -> Status {
         const std::int64_t now = clock_.WallMs();
@@ -206,6 +213,7 @@ void Dispatcher::ClaimChunk(std::vector<FiredTimer> chunk) {
           return;
         }
         const std::int64_t now = clock_.WallMs();
+        std::vector<Send> sends;
         for (std::size_t i = 0; i < entries->size(); ++i) {
           const DueEntry& entry = (*entries)[i].entry;
           const std::int64_t throttled_ms = (*entries)[i].throttled_ms;
@@ -240,12 +248,32 @@ void Dispatcher::ClaimChunk(std::vector<FiredTimer> chunk) {
               metrics_.lateness.Observe(
                   static_cast<double>(std::max<std::int64_t>(0, now - entry.due_ms - throttled_ms)));
               if (throttled_ms > 0) metrics_.throttled.Observe(static_cast<double>(throttled_ms));
-              Deliver(claim.record, throttled_ms);
+              sends.push_back({std::move(claim.record), throttled_ms});
               break;
           }
         }
+        SendPaced(std::move(sends));
       },
-      WriteOptions{.sync = false, .fenced = true});
+      WriteOptions{.sync = false, .fenced = true}};
+}
+
+void Dispatcher::SendPaced(std::vector<Send> sends) {
+  if (sends.empty()) return;
+  std::vector<std::string> ids;
+  ids.reserve(sends.size());
+  for (const Send& send : sends) ids.push_back(send.record.id);
+  const std::vector<Duration> delays = scheduler_.StartDelays(ids);
+  for (std::size_t i = 0; i < sends.size(); ++i) {
+    if (delays[i] <= Duration(0)) {
+      Deliver(sends[i].record, sends[i].throttled_ms);
+      continue;
+    }
+    // Held by its flow's pace: throttling too (in its attempt log).
+    sends[i].throttled_ms += std::chrono::ceil<std::chrono::milliseconds>(delays[i]).count();
+    timers_.After(delays[i], [this, send = std::make_shared<Send>(std::move(sends[i]))] {
+      Deliver(send->record, send->throttled_ms);
+    });
+  }
 }
 
 void Dispatcher::Deliver(const TimerRecord& record, std::int64_t throttled_ms) {
@@ -325,6 +353,7 @@ void Dispatcher::OnAttemptDone(const std::string& id, std::uint32_t attempt,
   {
     internal::MutexLock lock(outcomes_mutex_);
     o.jitter = std::uniform_real_distribution<double>(0.5, 1.5)(rng_);
+    o.queued_at = clock_.steady().Now();
     outcomes_.push_back(std::move(o));
   }
   FlushOutcomes();
@@ -336,6 +365,24 @@ void Dispatcher::FlushOutcomes() {
     {
       internal::MutexLock lock(outcomes_mutex_);
       if (outcomes_.empty() || outcome_writes_ >= kMaxOutcomeWrites || retry_scheduled_) return;
+      if (options_.outcome_linger.count() > 0 && outcomes_.size() < kOutcomeChunk / 8 &&
+          !stopped_.load()) {
+        const TimePoint now = clock_.steady().Now();
+        const TimePoint flush_at = outcomes_.front().queued_at + options_.outcome_linger;
+        if (now < flush_at) {  // a few, queued just now: wait for more
+          if (!linger_scheduled_) {
+            linger_scheduled_ = true;
+            timers_.After(flush_at - now, [this] {
+              {
+                internal::MutexLock lock(outcomes_mutex_);
+                linger_scheduled_ = false;
+              }
+              FlushOutcomes();
+            });
+          }
+          return;
+        }
+      }
       const std::size_t n = std::min(outcomes_.size(), kOutcomeChunk);
       batch.assign(std::make_move_iterator(outcomes_.begin()),
                    std::make_move_iterator(outcomes_.begin() + static_cast<std::ptrdiff_t>(n)));
@@ -354,6 +401,7 @@ void Dispatcher::WriteOutcomes(std::vector<Outcome> outcomes) {
     internal::MutexLock lock(batch->mutex);
     batch->unsettled = static_cast<int>(parts.size());
   }
+  std::vector<TimerStore::Write> writes;  // queued together, as claims are
   for (auto& part : parts) {
     auto items = std::make_shared<std::vector<Outcome>>(std::move(part));
     auto states = std::make_shared<std::vector<TimerState>>(items->size(), TimerState::kDelivering);
@@ -361,7 +409,7 @@ void Dispatcher::WriteOutcomes(std::vector<Outcome> outcomes) {
     std::vector<std::string> ids;
     for (const Outcome& o : *items) ids.push_back(o.id);
     // A finished occurrence may release the one its schedule buffered.
-    store_.Submit(
+    writes.push_back(TimerStore::Write{
         WithScheduleKeys(std::move(ids)),
         [this, items, states, planning](StoreTxn& txn) -> Status {
           const std::int64_t now = clock_.WallMs();
@@ -385,8 +433,9 @@ void Dispatcher::WriteOutcomes(std::vector<Outcome> outcomes) {
           if (s.ok()) CountPlanning(*planning);
           PartWritten(*batch, *items, *states, s);
         },
-        WriteOptions{.sync = false, .fenced = true});
+        WriteOptions{.sync = false, .fenced = true}});
   }
+  store_.SubmitAll(std::move(writes));
 }
 
 void Dispatcher::PartWritten(OutcomeBatch& batch, std::vector<Outcome>& items,

@@ -26,13 +26,15 @@
 namespace tickwheel::server {
 
 // Per attempt:
-//   claim    one fenced store write per chunk of fired timers (of one shard):
+//   claim    one fenced store write per chunk of fired timers (of one shard),
+//            a fired batch's queued together (TimerStore::SubmitAll):
 //            Claim() of each record; stale entries are dropped.
 //            The first attempt of a schedule's occurrence (server/schedule/)
 //            plans its schedule in the same write: the next occurrence is
 //            created there, or this one skipped or buffered by the
 //            schedule's policies (then it is not sent).
-//   (the scheduler let it go within its flow's limits: flow/flow_gate.h)
+//   (the scheduler let it go within its flow's limits: flow/flow_gate.h;
+//   once claimed, a rate-limited flow's sends keep its pace: StartDelays)
 //   send     POST {"id", "payload", "fire_at_ms", "attempt"} (and, for an
 //            occurrence, "schedule" and "nominal_ms") with
 //            Idempotency-Key: MessageIdOf(record) and the timer's headers
@@ -64,9 +66,23 @@ namespace tickwheel::server {
 // on the delivery threads.
 class Dispatcher {
  public:
+  struct Options {
+    // How long an outcome may wait for others to share its store write
+    // (unless kOutcomeChunk / 8 are queued): the attempt's answer was
+    // already handled (its flow's slot is free); only its timer's state
+    // waits. For PostgreSQL, where a write is a transaction of a few round
+    // trips whatever its rows: at a flow's steady 333/s a node wrote one
+    // outcome a transaction. 0: each goes as soon as a write may start.
+    std::chrono::milliseconds outcome_linger{0};
+  };
+
   // `nats` may be null. All references must outlive this.
   Dispatcher(TimerStore& store, Scheduler& scheduler, ServerClock& clock,
-             WebhookClient& client, NatsPublisher* nats, Metrics& metrics);
+             WebhookClient& client, NatsPublisher* nats, Metrics& metrics,
+             Options options);
+  Dispatcher(TimerStore& store, Scheduler& scheduler, ServerClock& clock,
+             WebhookClient& client, NatsPublisher* nats, Metrics& metrics)
+      : Dispatcher(store, scheduler, clock, client, nats, metrics, Options{}) {}
   ~Dispatcher();  // Stop()
 
   // The scheduler's `fire` callback.
@@ -85,15 +101,24 @@ class Dispatcher {
     std::uint32_t attempt;
     AttemptOutcome outcome;
     double jitter;  // of the retry delay, drawn when the outcome arrived
+    TimePoint queued_at{};  // steady clock; for Options::outcome_linger
   };
 
-  void ClaimChunk(std::vector<FiredTimer> entries);
+  // The fenced write that claims `entries` (of one shard).
+  TimerStore::Write ClaimWrite(std::vector<FiredTimer> entries);
   // Adds what the schedules' planning did in a committed write to the metrics.
   void CountPlanning(const PlanTotals& totals);
   // Leaves a timer that cannot be attempted here in memory for an hour.
   void Park(const DueEntry& entry);
   static constexpr std::chrono::hours kParkedFor{1};
-  // `throttled_ms`: how long it waited for its flow (the attempt log has it).
+  // A claimed attempt to send; `throttled_ms`: how long it waited for its
+  // flow (the attempt log has it).
+  struct Send {
+    TimerRecord record;
+    std::int64_t throttled_ms = 0;
+  };
+  // Sends each now, or when its flow's pace allows (Scheduler::StartDelays).
+  void SendPaced(std::vector<Send> sends);
   void Deliver(const TimerRecord& record, std::int64_t throttled_ms);
   // `where`: the target's host:port or NATS subject, for the debug log.
   void OnAttemptDone(const std::string& id, std::uint32_t attempt, std::int64_t started_ms,
@@ -118,6 +143,7 @@ class Dispatcher {
   static constexpr std::size_t kOutcomeChunk = 1024;
   static constexpr int kMaxOutcomeWrites = 2;
 
+  const Options options_;
   TimerStore& store_;
   Scheduler& scheduler_;
   ServerClock& clock_;
@@ -131,6 +157,7 @@ class Dispatcher {
   std::deque<Outcome> outcomes_ TW_GUARDED_BY(outcomes_mutex_);
   int outcome_writes_ TW_GUARDED_BY(outcomes_mutex_) = 0;
   bool retry_scheduled_ TW_GUARDED_BY(outcomes_mutex_) = false;
+  bool linger_scheduled_ TW_GUARDED_BY(outcomes_mutex_) = false;
   std::chrono::milliseconds store_retry_delay_ TW_GUARDED_BY(outcomes_mutex_){0};
   std::mt19937_64 rng_ TW_GUARDED_BY(outcomes_mutex_){std::random_device{}()};
 

@@ -34,6 +34,7 @@ FlowGate::Flow& FlowGate::Intern(const std::string& key, TimePoint now, std::int
   if (it != flows_.end()) return *it->second;
   auto flow = std::make_unique<Flow>(key);
   flow->limits = registry_ ? registry_->Limits(key) : FlowLimits{};
+  if (options_.shared_budget) flow->limiter.SetGroup(FlowLimiter::kClusterGroup);
   flow->limiter.SetLimits(GateLimits(*flow), now);  // starts its (empty) bucket
   if (registry_) {
     const auto holds = registry_->Holds();

@@ -149,6 +149,9 @@ class FlowGate {
   // Returns when to call again if nothing else happens (TimePoint::max():
   // only after a Ready, Ended, Sync or SetShare).
   TimePoint Release(TimePoint now, std::int64_t now_ms, std::vector<ReleasedEntry>& out);
+  // An attempt of `flow` that Release let go is about to be sent: when it
+  // may be (FlowLimiter::StartAt; `now` or later).
+  TimePoint StartAt(Flow& flow, TimePoint now) { return flow.limiter.StartAt(now); }
   // An attempt of `flow` ended (or was not made after all): its slot is
   // free; `signal` is what its answer said.
   void Ended(Flow& flow, const FlowSignal& signal, TimePoint now, std::int64_t now_ms);

@@ -8,8 +8,6 @@ namespace tickwheel::server {
 namespace {
 
 constexpr auto kTenth = std::chrono::milliseconds(100);
-// A fast flow is released in groups of up to this much of its rate.
-constexpr double kBatchSeconds = 0.010;
 
 double Seconds(Duration d) { return std::chrono::duration<double>(d).count(); }
 
@@ -96,7 +94,10 @@ std::size_t FlowLimiter::Acquire(TimePoint now, std::size_t want) {
     n = std::min<std::size_t>(
         n, static_cast<std::size_t>(std::max<std::int64_t>(0, limits_.max_in_flight - in_flight_)));
   }
-  if (RateNow() != kNoRateLimit) {
+  if (const double rate = RateNow(); rate != kNoRateLimit) {
+    // A group at a time (or what waits, if less): NextAt's promise.
+    const double group = std::min(GroupTokens(rate, CapacityNow()), static_cast<double>(want));
+    if (tokens_ < group) return 0;
     n = std::min(n, static_cast<std::size_t>(std::max(0.0, std::floor(tokens_))));
     tokens_ -= static_cast<double>(n);
   }
@@ -113,7 +114,7 @@ TimePoint FlowLimiter::NextAt(TimePoint now) const {
   if (rate == kNoRateLimit) return t;
   const double capacity = CapacityNow();
   if (rate <= 0 || capacity < 1) return TimePoint::max();  // no share of the budget
-  const double need = std::min(capacity, std::max(1.0, rate * kBatchSeconds));
+  const double need = GroupTokens(rate, capacity);
   const double have =
       refilled_ ? std::min(capacity, tokens_ + rate * Seconds(std::max(Duration(0), t - refilled_at_)))
                 : 0;
@@ -123,6 +124,23 @@ TimePoint FlowLimiter::NextAt(TimePoint now) const {
   const auto wait = std::chrono::duration_cast<Duration>(
       std::chrono::microseconds(static_cast<std::int64_t>(std::ceil(wait_s * 1e6)) + 1));
   return t + wait;
+}
+
+TimePoint FlowLimiter::StartAt(TimePoint now) {
+  Recover(now);
+  const double rate = RateNow();
+  if (rate == kNoRateLimit || rate <= 0) return now;
+  // The interval rounded up and the tolerance down: never a start early.
+  const auto interval = std::chrono::ceil<Duration>(std::chrono::duration<double>(1 / rate));
+  const auto tolerance = std::chrono::floor<Duration>(
+      std::chrono::duration<double>(std::max(0.0, CapacityNow() - 1) / rate));
+  const TimePoint at = std::max(now, next_start_ - tolerance);
+  next_start_ = std::max(next_start_, at) + interval;
+  return at;
+}
+
+double FlowLimiter::GroupTokens(double rate, double capacity) const {
+  return std::min(capacity, std::max(1.0, rate * Seconds(group_)));
 }
 
 void FlowLimiter::Release(std::size_t n) {

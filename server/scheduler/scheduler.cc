@@ -236,6 +236,18 @@ void Scheduler::FreeSlot(Entry& entry, const FlowSignal& signal) {
   if (waiting) sleeper_->Wake();
 }
 
+std::vector<Duration> Scheduler::StartDelays(const std::vector<std::string>& ids) {
+  std::vector<Duration> delays(ids.size(), Duration(0));
+  internal::MutexLock lock(mutex_);
+  const TimePoint now = clock_.steady().Now();
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    auto it = entries_.find(ids[i]);
+    if (it == entries_.end() || !it->second.slot) continue;
+    delays[i] = gate_.StartAt(*it->second.flow, now) - now;
+  }
+  return delays;
+}
+
 void Scheduler::AttemptEnded(const std::string& id, const FlowSignal& signal) {
   internal::MutexLock lock(mutex_);
   auto it = entries_.find(id);

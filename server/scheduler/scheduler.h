@@ -120,6 +120,10 @@ class Scheduler {
   void OnDueChange(const std::string& id, std::optional<std::int64_t> due_ms,
                    const std::string& flow);
 
+  // How long each of the fired `ids`, claimed and about to be sent, waits
+  // before its send: its flow's pace at the send (flow/flow_limiter.h,
+  // StartAt); zero for a flow without a rate, or an id not in flight.
+  std::vector<Duration> StartDelays(const std::vector<std::string>& ids);
   // The attempt of fired `id` ended (answered, failed, given up): its
   // flow's slot is free, and `signal` is what the answer said about the
   // flow (429s, Retry-After). Finish without it frees the slot too (a claim

@@ -29,6 +29,10 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
+// A cluster node's outcomes wait up to this for others to share their
+// PostgreSQL transaction (Dispatcher::Options::outcome_linger).
+constexpr std::chrono::milliseconds kClusterOutcomeLinger{10};
+
 // --listen host:port: an IP address, or a name resolved to each of its
 // addresses ("localhost" -> 127.0.0.1 and ::1); an empty host is 0.0.0.0.
 Result<std::vector<tcp::endpoint>> ResolveListen(const std::string& listen) {
@@ -288,8 +292,10 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
       *s->store_, clock, scheduler_options,
       [raw](std::vector<FiredTimer> due) { raw->dispatcher_->OnFired(std::move(due)); },
       s->flows_.get());
-  s->dispatcher_ = std::make_unique<Dispatcher>(*s->store_, *s->scheduler_, clock, *s->webhook_,
-                                                s->nats_.get(), metrics);
+  s->dispatcher_ = std::make_unique<Dispatcher>(
+      *s->store_, *s->scheduler_, clock, *s->webhook_, s->nats_.get(), metrics,
+      Dispatcher::Options{.outcome_linger = cluster ? kClusterOutcomeLinger
+                                                    : std::chrono::milliseconds(0)});
   if (options.pause_delivery) {
     s->scheduler_->Pause(true);
     spdlog::warn("--pause-delivery: no timer is fired until POST /v1/admin/delivery:resume "

@@ -4,6 +4,11 @@
 #include <algorithm>
 
 namespace tickwheel::server {
+namespace {
+
+Status Closed() { return Status::Unavailable("the store is closed (the server is shutting down)"); }
+
+}  // namespace
 
 GroupWriter::GroupWriter(unsigned threads, Limits limits, WriteGroup write)
     : limits_(limits), write_(std::move(write)) {
@@ -19,7 +24,7 @@ void GroupWriter::Submit(QueuedWrite write) {
     internal::MutexLock lock(mutex_);
     if (closing_) {
       lock.Unlock();
-      write.done(Status::Unavailable("the store is closed (the server is shutting down)"));
+      write.done(Closed());
       return;
     }
     // Only while writes come one at a time (the last group had one): under
@@ -38,6 +43,21 @@ void GroupWriter::Submit(QueuedWrite write) {
   Run(group);
   internal::MutexLock lock(mutex_);
   if (--writing_ == 0 && closing_) cv_.SignalAll();  // Close waits for it
+}
+
+void GroupWriter::SubmitAll(std::vector<QueuedWrite> writes) {
+  if (writes.empty()) return;
+  {
+    internal::MutexLock lock(mutex_);
+    if (!closing_) {
+      for (QueuedWrite& w : writes) queue_.push_back(std::move(w));
+      cv_.Signal();
+      return;
+    }
+  }
+  for (QueuedWrite& w : writes) {
+    w.done(Closed());
+  }
 }
 
 void GroupWriter::Close() {

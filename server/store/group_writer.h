@@ -18,12 +18,7 @@
 
 namespace tickwheel::server {
 
-struct QueuedWrite {
-  std::vector<std::string> ids;
-  TimerStore::Mutation mutation;
-  TimerStore::Done done;
-  WriteOptions options;
-};
+using QueuedWrite = TimerStore::Write;
 
 // Thread safety: Submit and Close from any thread. `write` runs on the
 // writer threads (or, with Limits::run_on_caller and a write that allows it,
@@ -51,6 +46,9 @@ class GroupWriter {
   // After Close, calls `done` at once with kUnavailable. May run the write
   // (and `done`) before it returns: see Limits::run_on_caller.
   void Submit(QueuedWrite write);
+  // Queues `writes` together (never on the caller), with one wake-up: a
+  // writer takes them as one group, up to the limits.
+  void SubmitAll(std::vector<QueuedWrite> writes);
 
   // Writes what is queued, then stops the threads. Idempotent.
   void Close();

@@ -412,6 +412,8 @@ class PostgresTimerStore final : public TimerStore {
     writer_->Submit({std::move(ids), std::move(mutation), std::move(done), options});
   }
 
+  void SubmitAll(std::vector<Write> writes) override { writer_->SubmitAll(std::move(writes)); }
+
   Result<std::optional<TimerRecord>> Get(const std::string& id) const override {
     return WithConnection(pool_, [&](PgConnection& c) -> Result<std::optional<TimerRecord>> {
       Result<PgResult> r = c.ExecBinary("SELECT record FROM tickwheel_timers WHERE id = $1", {id});

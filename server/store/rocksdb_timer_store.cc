@@ -416,6 +416,8 @@ class RocksDbTimerStore final : public TimerStore {
     writer_->Submit({std::move(ids), std::move(mutation), std::move(done), options});
   }
 
+  void SubmitAll(std::vector<Write> writes) override { writer_->SubmitAll(std::move(writes)); }
+
   Result<std::optional<TimerRecord>> Get(const std::string& id) const override {
     ReopenIfBroken();
     internal::ReaderLock lock(db_mutex_);

@@ -240,6 +240,23 @@ class TimerStore {
   virtual void Submit(std::vector<std::string> ids, Mutation mutation, Done done,
                       WriteOptions options) = 0;
 
+  // What Submit takes, for SubmitAll.
+  struct Write {
+    std::vector<std::string> ids;
+    Mutation mutation;
+    Done done;
+    WriteOptions options;
+  };
+  // Submits each of `writes`, in order, with nothing queued between them,
+  // so the store may commit them in one transaction (a fired batch's
+  // per-shard claims, say). Each write keeps its own status: one that is
+  // fenced or fails fails no other. The default submits them one by one.
+  virtual void SubmitAll(std::vector<Write> writes) {
+    for (Write& w : writes) {
+      Submit(std::move(w.ids), std::move(w.mutation), std::move(w.done), w.options);
+    }
+  }
+
   // The record of `id` as of the last completed write; nullopt if none.
   virtual Result<std::optional<TimerRecord>> Get(const std::string& id) const = 0;
 

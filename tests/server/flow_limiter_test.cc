@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "common/server_clock.h"
@@ -17,6 +18,17 @@ using std::chrono::microseconds;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 constexpr std::int64_t kStart = 1'800'000'000'000;
+
+// The most of `times` (in order) in any window of `w`, sliding over each.
+std::size_t MostInAnyWindow(const std::vector<TimePoint>& times, Duration w) {
+  std::size_t best = 0;
+  std::size_t lo = 0;
+  for (std::size_t hi = 0; hi < times.size(); ++hi) {
+    while (times[hi] - times[lo] >= w) ++lo;
+    best = std::max(best, hi - lo + 1);
+  }
+  return best;
+}
 
 // A greedy sender on manual time: whenever the limiter allows, it starts as
 // many attempts as it may (each answered at once unless `hold` says so), and
@@ -43,16 +55,7 @@ struct Sender {
     }
     return started;
   }
-  // The most starts in any window of `w` (sliding over every start).
-  std::size_t MaxInWindow(Duration w) const {
-    std::size_t best = 0;
-    std::size_t lo = 0;
-    for (std::size_t hi = 0; hi < starts.size(); ++hi) {
-      while (starts[hi] - starts[lo] >= w) ++lo;
-      best = std::max(best, hi - lo + 1);
-    }
-    return best;
-  }
+  std::size_t MaxInWindow(Duration w) const { return MostInAnyWindow(starts, w); }
 };
 
 TEST(FlowLimiterTest, BucketStartsEmptyAndFillsAtTheRateUpToTheBurst) {
@@ -95,6 +98,73 @@ TEST(FlowLimiterTest, ABusyFlowSendsAtItsRate) {
   const TimePoint next = fast.limiter.NextAt(fast.now());
   EXPECT_GE(next, fast.now() + milliseconds(10));
   EXPECT_LE(next, fast.now() + milliseconds(10) + microseconds(5));
+}
+
+// Acquire keeps NextAt's promise: nothing until a group's tokens are there
+// (or as many as wait, if fewer), so a slot given back now and then does not
+// let the flow go one attempt at a time. A cluster node's groups are larger.
+TEST(FlowLimiterTest, AFastFlowGoesAGroupAtATime) {
+  Sender s({.rate_per_s = 1000, .burst = 100});
+  s.clock.Advance(milliseconds(5));                 // 5 tokens: half a group
+  EXPECT_EQ(s.limiter.Acquire(s.now(), 100), 0u);
+  EXPECT_EQ(s.limiter.Acquire(s.now(), 3), 3u);     // only 3 wait: they go
+  s.clock.Advance(milliseconds(8));                 // 10 tokens
+  EXPECT_EQ(s.limiter.Acquire(s.now(), 100), 10u);
+
+  Sender node({.rate_per_s = 333, .burst = 33});
+  node.limiter.SetGroup(FlowLimiter::kClusterGroup);
+  node.clock.Advance(milliseconds(40));             // 13 tokens of a group of 16.65
+  EXPECT_EQ(node.limiter.Acquire(node.now(), 100), 0u);
+  EXPECT_GE(node.limiter.NextAt(node.now()), node.now() + milliseconds(10));
+  EXPECT_LE(node.limiter.NextAt(node.now()), node.now() + milliseconds(10) + microseconds(5));
+  node.clock.Advance(milliseconds(11));
+  EXPECT_EQ(node.limiter.Acquire(node.now(), 100), 16u);
+  const std::size_t sent = node.RunFor(seconds(10));
+  EXPECT_GE(sent, 3'300u);  // the rate, however it is grouped
+  EXPECT_LE(sent, 3'330u + 33u);
+}
+
+// Releases reach the send after a claim whose store write takes 0-40 ms:
+// the sends, paced by StartAt, keep rate + burst in any second (the raw
+// arrivals need not), none goes before it arrives, and none waits much
+// longer than the claims vary.
+TEST(FlowLimiterTest, SendsPacedAtTheStartKeepTheRateWhateverTheClaimsTake) {
+  struct Case {
+    double rate, burst;
+  };
+  bool arrivals_exceeded = false;
+  for (Case c : {Case{1000, 100}, Case{333, 33}, Case{200, 1}, Case{7, 3}}) {
+    Sender s({.rate_per_s = c.rate, .burst = c.burst});
+    s.clock.Advance(seconds(1));
+    s.RunFor(seconds(20));  // released greedily, as fast as the gate allows
+    std::mt19937 rng(7);
+    std::vector<TimePoint> arrivals;
+    for (TimePoint released : s.starts) arrivals.push_back(released + microseconds(rng() % 40'000));
+    std::sort(arrivals.begin(), arrivals.end());
+    std::vector<TimePoint> sent;
+    FlowLimiter pacer;
+    pacer.SetLimits({.rate_per_s = c.rate, .burst = c.burst}, arrivals.front());
+    Duration longest(0);
+    for (TimePoint arrived : arrivals) {
+      const TimePoint at = pacer.StartAt(arrived);
+      ASSERT_GE(at, arrived);
+      longest = std::max(longest, at - arrived);
+      sent.push_back(at);
+    }
+    arrivals_exceeded =
+        arrivals_exceeded || MostInAnyWindow(arrivals, seconds(1)) > c.rate + c.burst;
+    EXPECT_LE(static_cast<double>(MostInAnyWindow(sent, seconds(1))), c.rate + c.burst)
+        << c.rate << "/" << c.burst;
+    EXPECT_LE(static_cast<double>(MostInAnyWindow(sent, seconds(3))), 3 * c.rate + c.burst);
+    EXPECT_LE(longest, milliseconds(40) + std::chrono::duration_cast<Duration>(
+                                              std::chrono::duration<double>(2 / c.rate)))
+        << c.rate << "/" << c.burst;
+  }
+  EXPECT_TRUE(arrivals_exceeded);  // what the pacing is for
+  FlowLimiter unlimited;
+  unlimited.SetLimits({}, TimePoint{});
+  const TimePoint t = TimePoint{} + seconds(5);
+  for (int i = 0; i < 1000; ++i) EXPECT_EQ(unlimited.StartAt(t), t);
 }
 
 TEST(FlowLimiterTest, InFlightCapHoldsUntilAttemptsEnd) {

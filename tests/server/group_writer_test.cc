@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // GroupWriter: which thread runs a write (store/group_writer.h,
-// Limits::run_on_caller and WriteOptions::may_run_on_caller).
+// Limits::run_on_caller and WriteOptions::may_run_on_caller), and writes
+// submitted together written as one group.
 #include "store/group_writer.h"
 
 #include <gtest/gtest.h>
 
 #include <future>
+#include <mutex>
 #include <thread>
 
 namespace tickwheel::server {
@@ -82,6 +84,43 @@ TEST(GroupWriterTest, AfterCloseAWriteIsRefusedOnItsCaller) {
   Status status;
   writer.Submit(Write("a", true, [&](Status s) { status = s; }));
   EXPECT_EQ(status.code(), StatusCode::kUnavailable);
+}
+
+// Several idle writer threads, as the PostgreSQL store has: writes queued
+// by SubmitAll are taken as one group (one transaction), each with its own
+// `done`; after Close each is refused.
+TEST(GroupWriterTest, WritesSubmittedTogetherAreWrittenAsOneGroup) {
+  std::mutex mutex;
+  std::vector<std::size_t> groups;
+  std::promise<void> all_done;
+  int remaining = 5;
+  GroupWriter writer(8, GroupWriter::Limits{}, [&](std::vector<QueuedWrite>& group) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      groups.push_back(group.size());
+    }
+    for (QueuedWrite& w : group) w.done(Status::Ok());
+  });
+  std::vector<QueuedWrite> writes;
+  for (std::string id : {"a", "b", "c", "d", "e"}) {
+    writes.push_back(Write(id, false, [&](Status s) {
+      EXPECT_TRUE(s.ok());
+      if (--remaining == 0) all_done.set_value();
+    }));
+  }
+  writer.SubmitAll(std::move(writes));
+  all_done.get_future().get();
+  std::lock_guard<std::mutex> lock(mutex);
+  EXPECT_EQ(groups, std::vector<std::size_t>{5});
+
+  writer.Close();
+  std::vector<QueuedWrite> late;
+  int refused = 0;
+  for (std::string id : {"f", "g"}) {
+    late.push_back(Write(id, false, [&](Status s) { refused += s.code() == StatusCode::kUnavailable; }));
+  }
+  writer.SubmitAll(std::move(late));
+  EXPECT_EQ(refused, 2);
 }
 
 }  // namespace
