@@ -364,24 +364,9 @@ void Dispatcher::FlushOutcomes() {
     std::vector<Outcome> batch;
     {
       internal::MutexLock lock(outcomes_mutex_);
-      if (outcomes_.empty() || outcome_writes_ >= kMaxOutcomeWrites || retry_scheduled_) return;
-      if (options_.outcome_linger.count() > 0 && outcomes_.size() < kOutcomeChunk / 8 &&
-          !stopped_.load()) {
-        const TimePoint now = clock_.steady().Now();
-        const TimePoint flush_at = outcomes_.front().queued_at + options_.outcome_linger;
-        if (now < flush_at) {  // a few, queued just now: wait for more
-          if (!linger_scheduled_) {
-            linger_scheduled_ = true;
-            timers_.After(flush_at - now, [this] {
-              {
-                internal::MutexLock lock(outcomes_mutex_);
-                linger_scheduled_ = false;
-              }
-              FlushOutcomes();
-            });
-          }
-          return;
-        }
+      if (outcomes_.empty() || outcome_writes_ >= kMaxOutcomeWrites || retry_scheduled_ ||
+          LingerLocked()) {
+        return;
       }
       const std::size_t n = std::min(outcomes_.size(), kOutcomeChunk);
       batch.assign(std::make_move_iterator(outcomes_.begin()),
@@ -391,6 +376,27 @@ void Dispatcher::FlushOutcomes() {
     }
     WriteOutcomes(std::move(batch));
   }
+}
+
+bool Dispatcher::LingerLocked() {
+  if (options_.outcome_linger.count() == 0 || outcomes_.size() >= kLingerBelow ||
+      stopped_.load()) {
+    return false;
+  }
+  const TimePoint now = clock_.steady().Now();
+  const TimePoint flush_at = outcomes_.front().queued_at + options_.outcome_linger;
+  if (now >= flush_at) return false;
+  if (!linger_scheduled_) {
+    linger_scheduled_ = true;
+    timers_.After(flush_at - now, [this] {
+      {
+        internal::MutexLock lock(outcomes_mutex_);
+        linger_scheduled_ = false;
+      }
+      FlushOutcomes();
+    });
+  }
+  return true;
 }
 
 void Dispatcher::WriteOutcomes(std::vector<Outcome> outcomes) {

@@ -68,7 +68,7 @@ class Dispatcher {
  public:
   struct Options {
     // How long an outcome may wait for others to share its store write
-    // (unless kOutcomeChunk / 8 are queued): the attempt's answer was
+    // (unless kLingerBelow are queued): the attempt's answer was
     // already handled (its flow's slot is free); only its timer's state
     // waits. For PostgreSQL, where a write is a transaction of a few round
     // trips whatever its rows: at a flow's steady 333/s a node wrote one
@@ -126,6 +126,10 @@ class Dispatcher {
                      AttemptResult result);
   // Writes queued outcomes, at most kMaxOutcomeWrites writes at a time.
   void FlushOutcomes() TW_EXCLUDES(outcomes_mutex_);
+  // Options::outcome_linger: true if the queued outcomes (fewer than
+  // kLingerBelow, the oldest queued less than the linger ago) should wait
+  // for more; then a flush is due when the oldest's linger ends.
+  bool LingerLocked() TW_REQUIRES(outcomes_mutex_);
   // One call of WriteOutcomes: its outcomes are written in parts (one
   // per shard); the last part to settle takes back what failed.
   struct OutcomeBatch {
@@ -142,6 +146,7 @@ class Dispatcher {
   static constexpr std::size_t kClaimChunk = 128;
   static constexpr std::size_t kOutcomeChunk = 1024;
   static constexpr int kMaxOutcomeWrites = 2;
+  static constexpr std::size_t kLingerBelow = kOutcomeChunk / 8;
 
   const Options options_;
   TimerStore& store_;

@@ -293,8 +293,9 @@ class PgSnapshot final : public StoreSnapshot {
       return s;
     }
     // The snapshot is taken by the transaction's first statement: this one.
-    Result<PgResult> r = conn.Exec("SELECT counts.state, counts.n, (extract(epoch from now()) * 1000)::bigint "
-                                   "FROM (" + std::string(kCountsQuery) + ") counts");
+    Result<PgResult> r =
+        conn.Exec("SELECT counts.state, counts.n, (extract(epoch from now()) * 1000)::bigint FROM (" +
+                  std::string(kCountsQuery) + ") counts");
     if (!r.ok()) return r.status();
     for (int i = 0; i < r->rows(); ++i) {
       const std::int64_t state = r->Int(i, 0);
