@@ -97,20 +97,12 @@ void GroupWriter::Loop() {
   }
 }
 
-// Locking an unknown set of stripes is beyond the analysis: the stripes are
-// taken in index order (so groups never deadlock) and all released below.
-void GroupWriter::Run(std::vector<QueuedWrite>& group) TW_NO_THREAD_SAFETY_ANALYSIS {
-  std::vector<std::size_t> stripes;
-  for (const QueuedWrite& w : group) {
-    for (const std::string& id : w.ids) {
-      stripes.push_back(std::hash<std::string>{}(id) % kStripes);
-    }
-  }
-  std::sort(stripes.begin(), stripes.end());
-  stripes.erase(std::unique(stripes.begin(), stripes.end()), stripes.end());
-  for (std::size_t i : stripes) stripes_[i].Lock();
+void GroupWriter::Run(std::vector<QueuedWrite>& group) {
+  std::vector<std::string> ids;
+  for (const QueuedWrite& w : group) ids.insert(ids.end(), w.ids.begin(), w.ids.end());
+  IdLocks::Held held = locks_.Lock(std::move(ids));
   write_(group);
-  for (auto it = stripes.rbegin(); it != stripes.rend(); ++it) stripes_[*it].Unlock();
+  locks_.Unlock(held);
 }
 
 }  // namespace tickwheel::server

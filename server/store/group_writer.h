@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // GroupWriter: the store's writer threads. It queues mutations, takes what
-// is queued as a group, locks the group's timers and hands the group to the
+// is queued as a group, locks the group's ids and hands the group to the
 // store's write function: group commit, one atomic write (and one fsync) for
 // many mutations. Both stores write through it.
 #ifndef TICKWHEEL_SERVER_STORE_GROUP_WRITER_H_
@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "store/id_locks.h"
 #include "store/timer_store.h"
 #include "tickwheel/internal/mutex.h"
 
@@ -23,10 +24,11 @@ using QueuedWrite = TimerStore::Write;
 // Thread safety: Submit and Close from any thread. `write` runs on the
 // writer threads (or, with Limits::run_on_caller and a write that allows it,
 // on the submitting thread when nothing else is queued or being written),
-// several at once, on groups that share no timer (striped
-// locks over the ids, taken in order); it must call every write's `done`
-// before it returns, so completions run while the timers are still locked.
-// Cost: per group, one lock of the queue and one lock per distinct stripe.
+// several at once, on groups that share no id (IdLocks); it must call every
+// write's `done` before it returns, so completions run while the timers are
+// still locked.
+// Cost: per group, one lock of the queue and one of the id locks, and a
+// hash-set insert and erase per id.
 class GroupWriter {
  public:
   using WriteGroup = std::function<void(std::vector<QueuedWrite>& group)>;
@@ -54,14 +56,12 @@ class GroupWriter {
   void Close();
 
  private:
-  static constexpr std::size_t kStripes = 4096;
-
   void Loop();
   void Run(std::vector<QueuedWrite>& group);
 
   const Limits limits_;
   const WriteGroup write_;
-  std::unique_ptr<internal::Mutex[]> stripes_{new internal::Mutex[kStripes]};
+  IdLocks locks_;
   internal::Mutex mutex_;
   internal::CondVar cv_;
   std::deque<QueuedWrite> queue_ TW_GUARDED_BY(mutex_);

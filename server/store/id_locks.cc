@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "store/id_locks.h"
+
+#include <algorithm>
+
+namespace tickwheel::server {
+
+IdLocks::Held IdLocks::Lock(std::vector<std::string> ids) {
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  Held held;
+  held.ids_ = std::move(ids);  // moving the vector keeps its strings in place
+  internal::MutexLock lock(mutex_);
+  while (AnyHeldLocked(held.ids_)) released_.Wait(mutex_);
+  for (const std::string& id : held.ids_) held_.insert(id);
+  return held;
+}
+
+void IdLocks::Unlock(Held& held) {
+  {
+    internal::MutexLock lock(mutex_);
+    for (const std::string& id : held.ids_) held_.erase(id);
+  }
+  held.ids_.clear();
+  released_.SignalAll();
+}
+
+bool IdLocks::AnyHeldLocked(const std::vector<std::string>& ids) const {
+  return std::any_of(ids.begin(), ids.end(),
+                     [this](const std::string& id) { return held_.contains(id); });
+}
+
+}  // namespace tickwheel::server
