@@ -75,18 +75,13 @@ void GroupWriter::Close() {
 void GroupWriter::Loop() {
   std::vector<QueuedWrite> group;
   for (;;) {
+    bool fenced = false;
     {
       internal::MutexLock lock(mutex_);
-      while (!closing_ && queue_.empty()) cv_.Wait(mutex_);
+      while (!(closing_ && queue_.empty()) && !TakeableLocked()) cv_.Wait(mutex_);
       if (queue_.empty()) return;  // closing, and everything written
-      // Take what is queued (bounded): one write, one wake-up, one fsync.
-      std::size_t ids = 0;
-      while (!queue_.empty() && group.size() < limits_.max_writes && ids < limits_.max_ids) {
-        ids += queue_.front().ids.size();
-        group.push_back(std::move(queue_.front()));
-        queue_.pop_front();
-      }
-      if (!queue_.empty()) cv_.Signal();  // another writer takes the rest
+      fenced = TakeLocked(group);
+      if (TakeableLocked()) cv_.Signal();  // another writer takes the rest
       ++writing_;
       last_group_ = group.size();
     }
@@ -94,7 +89,37 @@ void GroupWriter::Loop() {
     group.clear();
     internal::MutexLock lock(mutex_);
     --writing_;
+    if (fenced) {
+      fenced_writing_ = false;
+      cv_.SignalAll();  // the fenced writes that gathered meanwhile
+    }
   }
+}
+
+bool GroupWriter::TakeableLocked() const {
+  if (!limits_.fenced_one_group_at_a_time || !fenced_writing_) return !queue_.empty();
+  return std::any_of(queue_.begin(), queue_.end(),
+                     [](const QueuedWrite& w) { return !w.options.fenced; });
+}
+
+bool GroupWriter::TakeLocked(std::vector<QueuedWrite>& group) {
+  // One write, one wake-up, one fsync for what is queued (bounded).
+  const bool skip_fenced = limits_.fenced_one_group_at_a_time && fenced_writing_;
+  bool fenced = false;
+  std::size_t ids = 0;
+  for (auto it = queue_.begin();
+       it != queue_.end() && group.size() < limits_.max_writes && ids < limits_.max_ids;) {
+    if (skip_fenced && it->options.fenced) {
+      ++it;
+      continue;
+    }
+    fenced = fenced || it->options.fenced;
+    ids += it->ids.size();
+    group.push_back(std::move(*it));
+    it = queue_.erase(it);
+  }
+  if (fenced && limits_.fenced_one_group_at_a_time) fenced_writing_ = true;
+  return fenced && limits_.fenced_one_group_at_a_time;
 }
 
 void GroupWriter::Run(std::vector<QueuedWrite>& group) {

@@ -402,8 +402,14 @@ class PostgresTimerStore final : public TimerStore {
     RefreshCounts();
     counts_thread_ = std::make_unique<internal::PeriodicThread>(
         SystemClock::Instance(), std::chrono::seconds(1), [this] { RefreshCounts(); });
+    // Creates go on several transactions at once; a node's claims and
+    // outcomes one group at a time, so that a herd's gather (measured:
+    // 7 deliveries per transaction when they went on 8 at once, 41-47
+    // when they waited for each other).
     writer_ = std::make_unique<GroupWriter>(
-        options.writer_threads, GroupWriter::Limits{.max_writes = 64, .max_ids = 5000},
+        options.writer_threads,
+        GroupWriter::Limits{
+            .max_writes = 64, .max_ids = 5000, .fenced_one_group_at_a_time = true},
         [this](std::vector<QueuedWrite>& group) { WriteGroup(group); });
   }
   ~PostgresTimerStore() override { Close(); }

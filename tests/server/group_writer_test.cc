@@ -190,5 +190,57 @@ TEST(GroupWriterTest, GroupsThatShareAnIdAreWrittenOneAfterTheOther) {
   EXPECT_EQ(most_inside.load(), 1);
 }
 
+// With fenced_one_group_at_a_time (the PostgreSQL store): while a fenced
+// group is written, other fenced writes wait and are then taken as one
+// group, and a write that is not fenced goes on beside it.
+TEST(GroupWriterTest, FencedWritesGoOneGroupAtATimeAndOthersBesideThem) {
+  std::promise<void> first_entered, other_ran, release_first;
+  std::shared_future<void> released = release_first.get_future().share();
+  std::mutex mutex;
+  std::vector<std::vector<std::string>> groups;  // the ids of each group, in order
+  std::promise<void> all_done;
+  std::atomic<int> remaining{4};
+  GroupWriter writer(3, GroupWriter::Limits{.fenced_one_group_at_a_time = true},
+                     [&](std::vector<QueuedWrite>& group) {
+                       std::vector<std::string> ids;
+                       for (const QueuedWrite& w : group) ids.push_back(w.ids.front());
+                       {
+                         std::lock_guard<std::mutex> lock(mutex);
+                         groups.push_back(ids);
+                       }
+                       if (ids.front() == "claim1") {
+                         first_entered.set_value();
+                         released.wait();
+                       } else if (ids.front() == "create") {
+                         other_ran.set_value();
+                       }
+                       for (QueuedWrite& w : group) w.done(Status::Ok());
+                     });
+  auto done = [&](Status) {
+    if (--remaining == 0) all_done.set_value();
+  };
+  auto fenced = [&](std::string id) {
+    QueuedWrite w = Write({std::move(id)}, false, done);
+    w.options.fenced = true;
+    return w;
+  };
+  writer.Submit(fenced("claim1"));
+  first_entered.get_future().wait();
+  writer.Submit(fenced("claim2"));
+  writer.Submit(fenced("claim3"));
+  writer.Submit(Write({"create"}, false, done));
+  // The create is written while claim1 is (with 3 threads, if claim2 and
+  // claim3 did not wait, they would have been taken before it).
+  EXPECT_EQ(other_ran.get_future().wait_for(std::chrono::seconds(30)),
+            std::future_status::ready);
+  release_first.set_value();
+  all_done.get_future().get();
+  std::lock_guard<std::mutex> lock(mutex);
+  ASSERT_EQ(groups.size(), 3u);
+  EXPECT_EQ(groups[0], std::vector<std::string>{"claim1"});
+  EXPECT_EQ(groups[1], std::vector<std::string>{"create"});
+  EXPECT_EQ(groups[2], (std::vector<std::string>{"claim2", "claim3"}));
+}
+
 }  // namespace
 }  // namespace tickwheel::server
