@@ -175,11 +175,11 @@ server-asan-test: server-asan-build
 # HTTP threads, group writer, dispatcher, lease manager and listener of the
 # real executable, which the tests start (TSAN_OPTIONS reaches it: a race
 # there exits it with 66 and fails the test). Suppressions, each with its
-# reason: tests/server/tsan.supp. detect_deadlocks=0: the group writer
-# holds one stripe lock per id of its group at once (taken in index order,
-# so groups cannot deadlock), more than the 64 a thread may hold under
-# TSan's lock-order detector, which aborts with a CHECK failure (not a
-# report) there; data races are still reported.
+# reason: tests/server/tsan.supp. detect_deadlocks=0: set when the group
+# writer held one stripe lock per id of its group at once, more than the
+# 64 a thread may hold under TSan's lock-order detector (which aborts with
+# a CHECK failure there); its IdLocks now take one mutex at a time, but no
+# run without the option has been made since. Data races are reported.
 # TICKWHEEL_PCH: Boost.Asio/Beast/JSON, spdlog and GoogleTest precompiled
 # once per build, not parsed again by each source (cmake/TickwheelPch.cmake).
 SERVER_TSAN_CONFIGURE = cmake -S . -B $(BUILD)-server-tsan $(GENERATOR) $(SAN_BUILD) \
