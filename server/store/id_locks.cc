@@ -26,8 +26,10 @@ void IdLocks::Unlock(Held& held) {
 }
 
 bool IdLocks::AnyHeldLocked(const std::vector<std::string>& ids) const {
-  return std::any_of(ids.begin(), ids.end(),
-                     [this](const std::string& id) { return held_.contains(id); });
+  for (const std::string& id : ids) {
+    if (held_.contains(id)) return true;
+  }
+  return false;
 }
 
 }  // namespace tickwheel::server
