@@ -90,21 +90,25 @@ void GroupWriter::Loop() {
     internal::MutexLock lock(mutex_);
     --writing_;
     if (fenced) {
-      fenced_writing_ = false;
+      --fenced_writing_;
       cv_.SignalAll();  // the fenced writes that gathered meanwhile
     }
   }
 }
 
+bool GroupWriter::FencedFullLocked() const {
+  return limits_.max_fenced_groups > 0 && fenced_writing_ >= limits_.max_fenced_groups;
+}
+
 bool GroupWriter::TakeableLocked() const {
-  if (!limits_.fenced_one_group_at_a_time || !fenced_writing_) return !queue_.empty();
+  if (!FencedFullLocked()) return !queue_.empty();
   return std::any_of(queue_.begin(), queue_.end(),
                      [](const QueuedWrite& w) { return !w.options.fenced; });
 }
 
 bool GroupWriter::TakeLocked(std::vector<QueuedWrite>& group) {
   // One write, one wake-up, one fsync for what is queued (bounded).
-  const bool skip_fenced = limits_.fenced_one_group_at_a_time && fenced_writing_;
+  const bool skip_fenced = FencedFullLocked();
   bool fenced = false;
   std::size_t ids = 0;
   for (auto it = queue_.begin();
@@ -118,8 +122,8 @@ bool GroupWriter::TakeLocked(std::vector<QueuedWrite>& group) {
     group.push_back(std::move(*it));
     it = queue_.erase(it);
   }
-  if (fenced && limits_.fenced_one_group_at_a_time) fenced_writing_ = true;
-  return fenced && limits_.fenced_one_group_at_a_time;
+  if (fenced) ++fenced_writing_;
+  return fenced;
 }
 
 void GroupWriter::Run(std::vector<QueuedWrite>& group) {

@@ -40,10 +40,11 @@ class GroupWriter {
     // group is queued or being written, and the writer threads' last group
     // was a single write (no concurrent load), runs on the caller's thread.
     bool run_on_caller = false;
-    // Fenced writes (claims and outcomes of attempts) are written one group
-    // at a time: while one is being written the others wait and gather, so
-    // a herd's claims share transactions (other writes go on beside it).
-    bool fenced_one_group_at_a_time = false;
+    // Groups with fenced writes (claims and outcomes of attempts) written
+    // at once, at most (0: no limit): beyond it the others wait and
+    // gather, so a herd's claims share transactions (other writes go on
+    // beside them).
+    std::size_t max_fenced_groups = 0;
   };
 
   GroupWriter(unsigned threads, Limits limits, WriteGroup write);
@@ -62,10 +63,11 @@ class GroupWriter {
  private:
   void Loop();
   // Moves what a writer may take now from the queue to `group` (bounded;
-  // fenced writes skipped while a fenced group is being written). Returns
-  // whether the group holds a fenced write.
+  // fenced writes skipped while max_fenced_groups are being written).
+  // Returns whether the group counts as a fenced one.
   bool TakeLocked(std::vector<QueuedWrite>& group) TW_REQUIRES(mutex_);
   bool TakeableLocked() const TW_REQUIRES(mutex_);
+  bool FencedFullLocked() const TW_REQUIRES(mutex_);
   void Run(std::vector<QueuedWrite>& group);
 
   const Limits limits_;
@@ -77,7 +79,7 @@ class GroupWriter {
   bool closing_ TW_GUARDED_BY(mutex_) = false;
   std::size_t writing_ TW_GUARDED_BY(mutex_) = 0;  // groups being written
   std::size_t last_group_ TW_GUARDED_BY(mutex_) = 0;  // writes in the last a writer took
-  bool fenced_writing_ TW_GUARDED_BY(mutex_) = false;  // a fenced group is being written
+  std::size_t fenced_writing_ TW_GUARDED_BY(mutex_) = 0;  // fenced groups being written
   std::vector<std::thread> threads_;  // only Close, after the start, touches it
 };
 

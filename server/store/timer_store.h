@@ -400,10 +400,15 @@ class ShardFence;
 struct StoreOptions {
   std::string data_dir;  // the embedded RocksDB store, unless `postgres` is set
   // Threads writing groups: the PostgreSQL store's overlap their round
-  // trips. The embedded store uses one (RocksDB writes its log one group
-  // at a time; more writer threads only added wake-ups: fewer creates per
-  // fsync and more CPU per create, docs/performance.md).
-  unsigned writer_threads = 8;
+  // trips. Four: with eight, 64 clients' single creates went 5 to a
+  // transaction on one node and 3.4 on each of three, and PostgreSQL (the
+  // limit on shared cores) spent its CPU on transactions; with four, 9-10
+  // and 5, and the creates' rate against a bare INSERT's went from a
+  // median 1.02x / 0.78x to 1.28x / 1.19x (docs/performance.md). The
+  // embedded store uses one (RocksDB writes its log one group at a time;
+  // more writer threads only added wake-ups: fewer creates per fsync and
+  // more CPU per create).
+  unsigned writer_threads = 4;
   // Honour WriteOptions::may_run_on_caller (the embedded store). Only with
   // at least two HTTP threads: the one running a write blocks, and with a
   // single one nothing else would be read meanwhile (every create its own

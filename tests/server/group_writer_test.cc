@@ -190,9 +190,9 @@ TEST(GroupWriterTest, GroupsThatShareAnIdAreWrittenOneAfterTheOther) {
   EXPECT_EQ(most_inside.load(), 1);
 }
 
-// With fenced_one_group_at_a_time (the PostgreSQL store): while a fenced
-// group is written, other fenced writes wait and are then taken as one
-// group, and a write that is not fenced goes on beside it.
+// With max_fenced_groups 1: while a fenced group is written, other fenced
+// writes wait and are then taken as one group, and a write that is not
+// fenced goes on beside it.
 TEST(GroupWriterTest, FencedWritesGoOneGroupAtATimeAndOthersBesideThem) {
   std::promise<void> first_entered, other_ran, release_first;
   std::shared_future<void> released = release_first.get_future().share();
@@ -200,7 +200,7 @@ TEST(GroupWriterTest, FencedWritesGoOneGroupAtATimeAndOthersBesideThem) {
   std::vector<std::vector<std::string>> groups;  // the ids of each group, in order
   std::promise<void> all_done;
   std::atomic<int> remaining{4};
-  GroupWriter writer(3, GroupWriter::Limits{.fenced_one_group_at_a_time = true},
+  GroupWriter writer(3, GroupWriter::Limits{.max_fenced_groups = 1},
                      [&](std::vector<QueuedWrite>& group) {
                        std::vector<std::string> ids;
                        for (const QueuedWrite& w : group) ids.push_back(w.ids.front());
