@@ -427,10 +427,10 @@ void Dispatcher::WriteOutcomes(std::vector<Outcome> outcomes) {
             if (!r.ok() || !*r || !AwaitsOutcome(**r, o.attempt)) continue;  // stale
             TimerRecord next = Complete(**r, o.outcome, now, RetryDelayMs(**r, o.jitter));
             (*states)[i] = next.state;
-            txn.Put(*r, next);
             if (next.state != TimerState::kPending) {
               if (Status s = schedules.Finished(next, /*fired=*/true); !s.ok()) return s;
             }
+            txn.Put(*r, std::move(next));
           }
           *planning = schedules.totals();
           return Status::Ok();

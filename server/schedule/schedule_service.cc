@@ -78,7 +78,7 @@ void Apply(StoreTxn& txn, const ScheduleRecord& s, const PlanStep& step,
     TimerRecord timer = OccurrenceTimer(s, o, now);
     Result<std::optional<TimerRecord>> existing = txn.Get(timer.id);
     if (!existing.ok() || *existing) continue;
-    txn.Put(std::nullopt, timer);
+    txn.Put(std::nullopt, std::move(timer));
   }
 }
 
@@ -379,7 +379,8 @@ std::vector<std::string> WithScheduleKeys(std::vector<std::string> timer_ids) {
   return timer_ids;
 }
 
-Result<OccurrencePlanning::Loaded*> OccurrencePlanning::Schedule(const std::string& id) {
+Result<OccurrencePlanning::Loaded*> OccurrencePlanning::Schedule(const std::string& id,
+                                                                 bool with_timeline) {
   auto it = schedules_.find(id);
   if (it == schedules_.end()) {
     Result<std::optional<ScheduleRecord>> r = Load(txn_, id);
@@ -390,7 +391,7 @@ Result<OccurrencePlanning::Loaded*> OccurrencePlanning::Schedule(const std::stri
   }
   if (!it->second) return static_cast<Loaded*>(nullptr);
   Loaded& s = *it->second;
-  if (!s.timeline) {
+  if (with_timeline && !s.timeline) {
     Result<Timeline> t = TimelineOf(s.record);
     if (!t.ok()) return t.status();
     s.timeline = std::move(*t);
@@ -477,13 +478,20 @@ Result<OccurrencePlanning::Claimed> OccurrencePlanning::Claim(const TimerRecord&
 Status OccurrencePlanning::Finished(const TimerRecord& after, bool fired) {
   std::optional<OccurrenceName> name = ParseOccurrenceId(after.id);
   if (!name) return Status::Ok();
-  Result<Loaded*> loaded = Schedule(std::string(name->schedule_id));
+  const std::string schedule_id(name->schedule_id);
+  // Most finished occurrences change nothing: their recurrence is compiled
+  // only for those that do.
+  Result<Loaded*> loaded = Schedule(schedule_id, /*with_timeline=*/false);
+  if (loaded.ok() && *loaded != nullptr &&
+      !FinishMatters((*loaded)->record, name->nominal_ms, fired)) {
+    return Status::Ok();
+  }
+  if (loaded.ok()) loaded = Schedule(schedule_id);
   if (!loaded.ok()) {
     return loaded.status().code() == StatusCode::kCorrupt ? Status::Ok() : loaded.status();
   }
   if (*loaded == nullptr) return Status::Ok();
   Loaded& s = **loaded;
-  if (!FinishMatters(s.record, name->nominal_ms, fired)) return Status::Ok();
   PlanStep step;
   OnFinished(s.record, *s.timeline, name->nominal_ms, fired, now_, ExistsIn(txn_, s.record.id),
              step);

@@ -177,8 +177,9 @@ class OccurrencePlanning {
     std::optional<Timeline> timeline;
     bool changed = false;
   };
-  // The schedule `id` (read once per mutation), nullptr if there is none.
-  Result<Loaded*> Schedule(const std::string& id);
+  // The schedule `id` (read once per mutation), nullptr if there is none;
+  // with its timeline compiled unless `with_timeline` is false.
+  Result<Loaded*> Schedule(const std::string& id, bool with_timeline = true);
   Status Save(Loaded& s);
 
   StoreTxn& txn_;

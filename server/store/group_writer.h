@@ -8,7 +8,6 @@
 
 #include <deque>
 #include <functional>
-#include <memory>
 #include <string>
 #include <thread>
 #include <vector>

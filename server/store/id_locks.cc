@@ -1,13 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "store/id_locks.h"
 
-#include <algorithm>
-
 namespace tickwheel::server {
 
 IdLocks::Held IdLocks::Lock(std::vector<std::string> ids) {
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  // A repeated id needs no care: its second insert finds the first (and
+  // keeps its view), its second erase finds nothing.
   Held held;
   held.ids_ = std::move(ids);  // moving the vector keeps its strings in place
   internal::MutexLock lock(mutex_);

@@ -33,7 +33,7 @@ class IdLocks {
 
    private:
     friend class IdLocks;
-    std::vector<std::string> ids_;  // distinct; the set's views point into them
+    std::vector<std::string> ids_;  // the set's views point into them (the first of a repeat)
   };
 
   // Blocks until no id of `ids` is held, then holds them all.

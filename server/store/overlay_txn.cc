@@ -40,6 +40,13 @@ void OverlayTxn::Put(const std::optional<TimerRecord>&, const TimerRecord& after
   if (Writable(after.id)) timers_.Set(after.id, after);
 }
 
+void OverlayTxn::Put(const std::optional<TimerRecord>&, TimerRecord&& after) {
+  if (Writable(after.id)) {
+    const std::string id = after.id;
+    timers_.Set(id, std::move(after));
+  }
+}
+
 void OverlayTxn::Erase(const TimerRecord& before) {
   if (Writable(before.id)) timers_.Set(before.id, std::nullopt);
 }

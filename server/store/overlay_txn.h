@@ -79,15 +79,22 @@ class RowOverlay {
     order_.resize(order_at_begin_);
   }
 
-  std::vector<RowChange<Row>> Changes() const {
+  // The net changes, in the order their rows were first written, moved
+  // out of the overlay (no row is copied): the overlay is empty after.
+  std::vector<RowChange<Row>> TakeChanges() {
     std::vector<RowChange<Row>> out;
     out.reserve(order_.size());
     for (const std::string& id : order_) {
-      const std::optional<Row>& after = written_.at(id);
-      const std::optional<Row>& before = *stored_.at(id);
+      std::optional<Row>& after = written_.at(id);
+      std::optional<Row>& before = *stored_.at(id);
       if (before == after) continue;
-      out.push_back({before, after});
+      out.push_back({std::move(before), std::move(after)});
     }
+    stored_.clear();
+    written_.clear();
+    order_.clear();
+    undo_.clear();
+    order_at_begin_ = 0;
     return out;
   }
 
@@ -107,6 +114,7 @@ class OverlayTxn : public StoreTxn {
  public:
   Result<std::optional<TimerRecord>> Get(const std::string& id) override;
   void Put(const std::optional<TimerRecord>& before, const TimerRecord& after) override;
+  void Put(const std::optional<TimerRecord>& before, TimerRecord&& after) override;
   void Erase(const TimerRecord& before) override;
   Result<std::optional<ScheduleRow>> GetSchedule(const std::string& id) override;
   void PutSchedule(const std::optional<ScheduleRow>& before, const ScheduleRow& after) override;
@@ -118,9 +126,10 @@ class OverlayTxn : public StoreTxn {
   Status End(Status status);
 
   // The net changes of the mutations kept, in the order their rows were
-  // first written.
-  std::vector<RecordChange> Changes() const { return timers_.Changes(); }
-  std::vector<ScheduleChange> ScheduleChanges() const { return schedules_.Changes(); }
+  // first written, moved out: once the group's mutations are done. The
+  // transaction holds nothing after.
+  std::vector<RecordChange> TakeChanges() { return timers_.TakeChanges(); }
+  std::vector<ScheduleChange> TakeScheduleChanges() { return schedules_.TakeChanges(); }
 
  protected:
   // The stored record of `id` (nullopt if none), or why it cannot be read.

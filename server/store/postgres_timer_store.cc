@@ -1010,7 +1010,7 @@ class PostgresTimerStore final : public TimerStore {
       txn.Begin();
       results[i] = txn.End(group[i].mutation(txn));
     }
-    changes = txn.Changes();
+    changes = txn.TakeChanges();
     std::vector<const TimerRecord*> rows;
     for (const RecordChange& change : changes) {
       if (change.before || !change.after) return false;
@@ -1158,8 +1158,8 @@ class PostgresTimerStore final : public TimerStore {
       results[i] = txn.End(w.mutation(txn));
     }
     if (!txn.failed().ok()) return fail(txn.failed());
-    changes = txn.Changes();
-    const std::vector<ScheduleChange> schedule_changes = txn.ScheduleChanges();
+    changes = txn.TakeChanges();
+    const std::vector<ScheduleChange> schedule_changes = txn.TakeScheduleChanges();
     if (changes.empty() && schedule_changes.empty()) return c.Commit();
     Rows inserts, updates;
     std::vector<std::string> deletes;

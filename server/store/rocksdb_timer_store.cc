@@ -1025,8 +1025,8 @@ class RocksDbTimerStore final : public TimerStore {
       results.push_back(txn.End(w.mutation(txn)));
       sync = sync || w.options.sync;
     }
-    const std::vector<RecordChange> changes = txn.Changes();
-    const std::vector<ScheduleChange> schedule_changes = txn.ScheduleChanges();
+    const std::vector<RecordChange> changes = txn.TakeChanges();
+    const std::vector<ScheduleChange> schedule_changes = txn.TakeScheduleChanges();
     rocksdb::WriteBatch batch;
     for (const RecordChange& c : changes) AddToBatch(c, batch);
     for (const ScheduleChange& c : schedule_changes) AddToBatch(c, batch);

@@ -65,6 +65,10 @@ class StoreTxn {
   // Replaces `before` (nullopt: a new timer) by `after` (same id).
   // REQUIRES: `before` is what Get returned in this mutation.
   virtual void Put(const std::optional<TimerRecord>& before, const TimerRecord& after) = 0;
+  // The same, taking `after` (no copy of the record).
+  virtual void Put(const std::optional<TimerRecord>& before, TimerRecord&& after) {
+    Put(before, static_cast<const TimerRecord&>(after));
+  }
   // Deletes the timer and its index entries (retention).
   // REQUIRES: `before` is what Get returned in this mutation.
   virtual void Erase(const TimerRecord& before) = 0;
