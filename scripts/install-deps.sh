@@ -14,7 +14,7 @@ packages=(
   libevent-dev libuv1-dev libev-dev
   # server
   libboost1.81-dev libboost-json1.81-dev librocksdb-dev libpq-dev
-  libnats-dev libcli11-dev libspdlog-dev libssl-dev ca-certificates
+  libnats-dev libcli11-dev libspdlog-dev libssl-dev ca-certificates libjemalloc-dev
   # real servers for integration tests
   postgresql-15 nats-server
   # examples and plots
