@@ -3,7 +3,6 @@
 
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
-#include <rocksdb/merge_operator.h>
 #include <rocksdb/options.h>
 #include <rocksdb/perf_level.h>
 #include <rocksdb/slice_transform.h>
@@ -15,303 +14,22 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstdarg>
 #include <cstdio>
-#include <cstring>
-#include <ctime>
 #include <filesystem>
 #include <mutex>
-#include <unordered_map>
 
 #include "store/group_writer.h"
 #include "store/overlay_txn.h"
 #include "store/record_codec.h"
+#include "store/rocksdb_int64_add.h"
+#include "store/rocksdb_keys.h"
+#include "store/rocksdb_logger.h"
+#include "store/rocksdb_txn.h"
 
 namespace tickwheel::server {
 namespace {
 
-constexpr char kRecordPrefix = 'r';
-constexpr char kDuePrefix = 'd';
-constexpr char kStatePrefix = 's';
-constexpr char kFlowSettingsPrefix = 'F';
-const std::string kCountsKey = "mcount";
-// Schedules: their rows by id, and a state index (state, id) for listing.
-constexpr char kScheduleRecordPrefix = 'S';
-constexpr char kScheduleStatePrefix = 'T';
-const std::string kScheduleCountsKey = "mschedules";
-const std::string kFlowsMarkerKey = "mflows";
-
-std::string RecordKey(std::string_view id) {
-  std::string k;
-  k.reserve(1 + id.size());
-  k.push_back(kRecordPrefix);
-  k.append(id);
-  return k;
-}
-
-void AppendBigEndian(std::string& out, std::int64_t value) {
-  // Offset so that negative times sort before positive ones.
-  const std::uint64_t v = static_cast<std::uint64_t>(value) ^ (1ull << 63);
-  for (int shift = 56; shift >= 0; shift -= 8) {
-    out.push_back(static_cast<char>((v >> shift) & 0xff));
-  }
-}
-
-std::int64_t ReadBigEndian(const char* p) {
-  std::uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v = (v << 8) | static_cast<unsigned char>(p[i]);
-  return static_cast<std::int64_t>(v ^ (1ull << 63));
-}
-
-constexpr std::size_t kDueIdOffset = 9;     // 'd' + 8 bytes of time
-constexpr std::size_t kStateIdOffset = 10;  // 's' + state + 8 bytes of time
-
-std::string DueKey(std::int64_t due_ms, std::string_view id) {
-  std::string k;
-  k.reserve(kDueIdOffset + id.size());
-  k.push_back(kDuePrefix);
-  AppendBigEndian(k, due_ms);
-  k.append(id);
-  return k;
-}
-
-std::string FlowSettingsKey(std::string_view flow) {
-  return std::string(1, kFlowSettingsPrefix) + std::string(flow);
-}
-
-std::string StatePrefix(TimerState state) {
-  return {kStatePrefix, static_cast<char>('0' + static_cast<int>(state))};
-}
-
-std::string StateKey(TimerState state, std::int64_t updated_ms, std::string_view id) {
-  std::string k = StatePrefix(state);
-  k.reserve(kStateIdOffset + id.size());
-  AppendBigEndian(k, updated_ms);
-  k.append(id);
-  return k;
-}
-
-std::string CountKey(int state) { return kCountsKey + std::to_string(state); }
-std::string ScheduleCountKey(int state) { return kScheduleCountsKey + std::to_string(state); }
-
-std::string ScheduleRecordKey(std::string_view id) {
-  std::string k;
-  k.reserve(1 + id.size());
-  k.push_back(kScheduleRecordPrefix);
-  k.append(id);
-  return k;
-}
-
-std::string ScheduleStatePrefix(std::uint8_t state) {
-  return {kScheduleStatePrefix, static_cast<char>('0' + state)};
-}
-
-std::string ScheduleStateKey(std::uint8_t state, std::string_view id) {
-  std::string k = ScheduleStatePrefix(state);
-  k.append(id);
-  return k;
-}
-
-// A schedule row's value: its state, then its record.
-std::string EncodeScheduleValue(const ScheduleRow& row) {
-  std::string v;
-  v.reserve(1 + row.record.size());
-  v.push_back(static_cast<char>(row.state));
-  v.append(row.record);
-  return v;
-}
-
-Result<ScheduleRow> DecodeScheduleValue(std::string_view id, std::string_view value) {
-  if (value.empty() || static_cast<unsigned char>(value[0]) >= kScheduleStates) {
-    return Status::Corrupt("the row of schedule \"" + std::string(id) +
-                           "\" is damaged; it is left untouched");
-  }
-  return ScheduleRow{std::string(id), static_cast<std::uint8_t>(value[0]),
-                     std::string(value.substr(1))};
-}
-
-// Adds little-endian int64 deltas: the per-state counts.
-class Int64AddOperator : public rocksdb::AssociativeMergeOperator {
- public:
-  bool Merge(const rocksdb::Slice&, const rocksdb::Slice* existing,
-             const rocksdb::Slice& value, std::string* new_value,
-             rocksdb::Logger*) const override {
-    std::int64_t sum = Decode(value);
-    if (existing != nullptr) sum += Decode(*existing);
-    *new_value = Encode(sum);
-    return true;
-  }
-  const char* Name() const override { return "tickwheel.Int64Add"; }
-
-  static std::string Encode(std::int64_t v) {
-    std::string out(sizeof v, '\0');
-    std::memcpy(out.data(), &v, sizeof v);
-    return out;
-  }
-  static std::int64_t Decode(const rocksdb::Slice& s) {
-    std::int64_t v = 0;
-    if (s.size() == sizeof v) std::memcpy(&v, s.data(), sizeof v);
-    return v;
-  }
-};
-
-Status ReadError(const rocksdb::Status& s) {
-  return Status::Unavailable("store read failed: " + s.ToString());
-}
-
-// A group's transaction: the stored records come from one MultiGet of the
-// group's ids (or a point read for an id a mutation did not name).
-class RocksDbTxn final : public OverlayTxn {
- public:
-  explicit RocksDbTxn(rocksdb::DB& db) : db_(db) {}
-
-  // One MultiGet of the timers and schedules (ScheduleKey) of `ids` not
-  // read yet.
-  void Prefetch(const std::vector<std::string>& ids) override {
-    std::vector<std::string> keys;
-    for (const std::string& id : ids) {
-      if (IsScheduleKey(id)) {
-        const std::string schedule = id.substr(0, id.size() - 1);
-        if (fetched_schedules_.emplace(schedule, Fetched{}).second) {
-          keys.push_back(ScheduleRecordKey(schedule));
-        }
-      } else if (!Loaded(id) && fetched_.emplace(id, Fetched{}).second) {
-        keys.push_back(RecordKey(id));
-      }
-    }
-    if (keys.empty()) return;
-    std::vector<rocksdb::Slice> slices(keys.begin(), keys.end());
-    std::vector<rocksdb::PinnableSlice> values(keys.size());
-    std::vector<rocksdb::Status> statuses(keys.size());
-    db_.MultiGet(rocksdb::ReadOptions(), db_.DefaultColumnFamily(), keys.size(), slices.data(),
-                 values.data(), statuses.data());
-    for (std::size_t i = 0; i < keys.size(); ++i) {
-      Fetched& f = keys[i][0] == kScheduleRecordPrefix ? fetched_schedules_[keys[i].substr(1)]
-                                                       : fetched_[keys[i].substr(1)];
-      f.status = statuses[i];
-      if (statuses[i].ok()) f.bytes = values[i].ToString();
-    }
-  }
-
- protected:
-  Result<std::optional<TimerRecord>> Load(const std::string& id) override {
-    Fetched f;
-    if (auto it = fetched_.find(id); it != fetched_.end()) {
-      f = std::move(it->second);
-    } else {
-      f.status = db_.Get(rocksdb::ReadOptions(), RecordKey(id), &f.bytes);
-    }
-    if (f.status.IsNotFound()) return std::optional<TimerRecord>();
-    if (!f.status.ok()) return ReadError(f.status);
-    Result<TimerRecord> r = DecodeRecord(id, f.bytes);
-    if (!r.ok()) return r.status();
-    return std::optional<TimerRecord>(std::move(*r));
-  }
-
-  Result<std::optional<ScheduleRow>> LoadSchedule(const std::string& id) override {
-    Fetched f;
-    if (auto it = fetched_schedules_.find(id); it != fetched_schedules_.end()) {
-      f = std::move(it->second);
-    } else {
-      f.status = db_.Get(rocksdb::ReadOptions(), ScheduleRecordKey(id), &f.bytes);
-    }
-    if (f.status.IsNotFound()) return std::optional<ScheduleRow>();
-    if (!f.status.ok()) return ReadError(f.status);
-    Result<ScheduleRow> row = DecodeScheduleValue(id, f.bytes);
-    if (!row.ok()) return row.status();
-    return std::optional<ScheduleRow>(std::move(*row));
-  }
-
- private:
-  struct Fetched {
-    rocksdb::Status status = rocksdb::Status::NotFound();
-    std::string bytes;
-  };
-  rocksdb::DB& db_;
-  std::unordered_map<std::string, Fetched> fetched_;
-  std::unordered_map<std::string, Fetched> fetched_schedules_;
-};
-
-// The keys one timer's change writes: its record, and its due-index or
-// state-index key (scheduled timers are listed through the due index; only
-// finished ones have a state-index key: fewer writes on the hot path).
-void AddToBatch(const RecordChange& c, rocksdb::WriteBatch& batch) {
-  const std::optional<TimerRecord>& b = c.before;
-  const std::optional<TimerRecord>& a = c.after;
-  if (b && IsScheduled(b->state) &&
-      (!a || !IsScheduled(a->state) || b->due_ms != a->due_ms || b->flow != a->flow)) {
-    batch.Delete(DueKey(b->due_ms, b->id));
-  }
-  if (b && !IsScheduled(b->state) &&
-      (!a || a->state != b->state || a->updated_ms != b->updated_ms)) {
-    batch.Delete(StateKey(b->state, b->updated_ms, b->id));
-  }
-  if (!a) {
-    batch.Delete(RecordKey(b->id));
-    return;
-  }
-  if (IsScheduled(a->state) &&
-      (!b || !IsScheduled(b->state) || b->due_ms != a->due_ms || b->flow != a->flow)) {
-    batch.Put(DueKey(a->due_ms, a->id), a->flow);
-  }
-  if (!IsScheduled(a->state) &&
-      (!b || a->state != b->state || a->updated_ms != b->updated_ms)) {
-    batch.Put(StateKey(a->state, a->updated_ms, a->id), "");
-  }
-  batch.Put(RecordKey(a->id), EncodeRecord(*a));
-}
-
-// A schedule's row and its state-index key.
-void AddToBatch(const ScheduleChange& c, rocksdb::WriteBatch& batch) {
-  const std::optional<ScheduleRow>& b = c.before;
-  const std::optional<ScheduleRow>& a = c.after;
-  if (b && (!a || a->state != b->state)) batch.Delete(ScheduleStateKey(b->state, b->id));
-  if (!a) {
-    batch.Delete(ScheduleRecordKey(b->id));
-    return;
-  }
-  if (!b || a->state != b->state) batch.Put(ScheduleStateKey(a->state, a->id), "");
-  batch.Put(ScheduleRecordKey(a->id), EncodeScheduleValue(*a));
-}
-
 // Opens the database in `dir`; kUnavailable saying what to check.
-// RocksDB's own log, the LOG file in the data directory, written with
-// stdio. RocksDB's file logger aborts the process on the line after one it
-// failed to write (an assertion that Debian's build of RocksDB keeps), and a
-// full disk makes sure of that failure; this logger drops the lines it
-// cannot write. One logger for every open of the store, so reopening after
-// a write error adds no LOG.old files to a disk that may be full.
-// Thread safety: Logv from any thread.
-class StdioLogger final : public rocksdb::Logger {
- public:
-  explicit StdioLogger(std::FILE* file)
-      : rocksdb::Logger(rocksdb::InfoLogLevel::INFO_LEVEL), file_(file) {}
-  ~StdioLogger() override { std::fclose(file_); }
-
-  using rocksdb::Logger::Logv;
-  void Logv(const char* format, va_list ap) override {
-    const auto now = std::chrono::system_clock::now();
-    const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
-    const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
-                            now.time_since_epoch()).count() % 1000000;
-    std::tm tm{};
-    localtime_r(&seconds, &tm);
-    char stamp[64];
-    std::snprintf(stamp, sizeof stamp, "%04d/%02d/%02d-%02d:%02d:%02d.%06lld ",
-                  tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-                  tm.tm_sec, static_cast<long long>(micros));
-    std::lock_guard lock(mutex_);
-    std::fputs(stamp, file_);
-    std::vfprintf(file_, format, ap);
-    std::fputc('\n', file_);
-    std::fflush(file_);  // errors (a full disk) are dropped with the line
-  }
-
- private:
-  std::mutex mutex_;
-  std::FILE* file_;
-};
-
 Result<std::unique_ptr<rocksdb::DB>> OpenDb(const rocksdb::Options& options,
                                             const std::string& dir) {
   rocksdb::DB* db = nullptr;
@@ -355,41 +73,6 @@ class RocksDbSnapshot final : public StoreSnapshot {
   const StateCounts counts_;
   const std::int64_t taken_ms_;
 };
-
-// A store written before flows gets each scheduled timer's flow into its
-// due-index entry, once (then the marker key says so).
-Status AddFlowsToDueIndex(rocksdb::DB& db) {
-  std::string marker;
-  if (db.Get(rocksdb::ReadOptions(), kFlowsMarkerKey, &marker).ok()) return Status::Ok();
-  const std::string prefix(1, kDuePrefix);
-  std::string upper = prefix;
-  upper.back() = static_cast<char>(upper.back() + 1);
-  rocksdb::Slice upper_slice(upper);
-  rocksdb::ReadOptions ro;
-  ro.iterate_upper_bound = &upper_slice;
-  std::unique_ptr<rocksdb::Iterator> it(db.NewIterator(ro));
-  rocksdb::WriteBatch batch;
-  rocksdb::WriteOptions wo;
-  for (it->Seek(prefix); it->Valid(); it->Next()) {
-    const rocksdb::Slice k = it->key();
-    const std::string id(k.data() + kDueIdOffset, k.size() - kDueIdOffset);
-    std::string bytes;
-    std::string flow = "invalid";  // a record it cannot read keeps its due entry
-    if (db.Get(rocksdb::ReadOptions(), RecordKey(id), &bytes).ok()) {
-      if (Result<TimerRecord> r = DecodeRecord(id, bytes); r.ok()) flow = r->flow;
-    }
-    batch.Put(k, flow);
-    if (batch.Count() >= 20'000) {
-      if (rocksdb::Status s = db.Write(wo, &batch); !s.ok()) return ReadError(s);
-      batch.Clear();
-    }
-  }
-  if (!it->status().ok()) return ReadError(it->status());
-  batch.Put(kFlowsMarkerKey, "1");
-  wo.sync = true;
-  if (rocksdb::Status s = db.Write(wo, &batch); !s.ok()) return ReadError(s);
-  return Status::Ok();
-}
 
 class RocksDbTimerStore final : public TimerStore {
  public:

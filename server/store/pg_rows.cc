@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "store/pg_rows.h"
+
+#include <utility>
+
+#include "store/list_filter.h"
+#include "store/record_codec.h"
+
+namespace tickwheel::server {
+
+Result<std::optional<TimerRecord>> DecodeRow(const std::string& id, const std::string& bytes) {
+  Result<TimerRecord> r = DecodeRecord(id, bytes);
+  if (!r.ok()) return r.status();
+  return std::optional<TimerRecord>(std::move(*r));
+}
+
+Result<std::optional<ScheduleRow>> DecodeScheduleRow(const std::string& id, std::int64_t state,
+                                                     std::string record) {
+  if (state < 0 || state >= kScheduleStates) {
+    return Status::Corrupt("the row of schedule \"" + id + "\" has state " +
+                           std::to_string(state) + ", which this server does not know");
+  }
+  return std::optional<ScheduleRow>(
+      ScheduleRow{id, static_cast<std::uint8_t>(state), std::move(record)});
+}
+
+void Rows::Add(const TimerRecord& r, int shard) {
+  ids.push_back(r.id);
+  flows.push_back(r.flow);
+  shards.push_back(shard);
+  states.push_back(static_cast<std::int64_t>(r.state));
+  due.push_back(r.due_ms);
+  updated.push_back(r.updated_ms);
+  records.push_back(EncodeRecord(r));
+  hosts.push_back(TargetHost(r.target));  // "" for NATS targets
+}
+
+PgParams Rows::Params() const {
+  return {PgTextArray(ids),       PgBigintArray(shards),  PgBigintArray(states),
+          PgBigintArray(due),     PgBigintArray(updated), PgTextArray(flows),
+          PgByteaArray(records),  PgTextArray(hosts)};
+}
+
+void ScheduleRows::Add(const ScheduleRow& r, int shard) {
+  ids.push_back(r.id);
+  shards.push_back(shard);
+  states.push_back(r.state);
+  records.push_back(r.record);
+}
+
+PgParams ScheduleRows::Params() const {
+  return {PgTextArray(ids), PgBigintArray(shards), PgBigintArray(states), PgByteaArray(records)};
+}
+
+}  // namespace tickwheel::server

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "store/rocksdb_keys.h"
+
+#include <rocksdb/db.h>
+#include <rocksdb/write_batch.h>
+
+#include <memory>
+#include <optional>
+
+#include "store/record_codec.h"
+
+namespace tickwheel::server {
+namespace {
+
+const std::string kCountsKey = "mcount";
+const std::string kScheduleCountsKey = "mschedules";
+const std::string kFlowsMarkerKey = "mflows";
+
+}  // namespace
+
+std::string CountKey(int state) { return kCountsKey + std::to_string(state); }
+std::string ScheduleCountKey(int state) { return kScheduleCountsKey + std::to_string(state); }
+
+Result<ScheduleRow> DecodeScheduleValue(std::string_view id, std::string_view value) {
+  if (value.empty() || static_cast<unsigned char>(value[0]) >= kScheduleStates) {
+    return Status::Corrupt("the row of schedule \"" + std::string(id) +
+                           "\" is damaged; it is left untouched");
+  }
+  return ScheduleRow{std::string(id), static_cast<std::uint8_t>(value[0]),
+                     std::string(value.substr(1))};
+}
+
+Status ReadError(const rocksdb::Status& s) {
+  return Status::Unavailable("store read failed: " + s.ToString());
+}
+
+void AddToBatch(const RecordChange& c, rocksdb::WriteBatch& batch) {
+  const std::optional<TimerRecord>& b = c.before;
+  const std::optional<TimerRecord>& a = c.after;
+  if (b && IsScheduled(b->state) &&
+      (!a || !IsScheduled(a->state) || b->due_ms != a->due_ms || b->flow != a->flow)) {
+    batch.Delete(DueKey(b->due_ms, b->id));
+  }
+  if (b && !IsScheduled(b->state) &&
+      (!a || a->state != b->state || a->updated_ms != b->updated_ms)) {
+    batch.Delete(StateKey(b->state, b->updated_ms, b->id));
+  }
+  if (!a) {
+    batch.Delete(RecordKey(b->id));
+    return;
+  }
+  if (IsScheduled(a->state) &&
+      (!b || !IsScheduled(b->state) || b->due_ms != a->due_ms || b->flow != a->flow)) {
+    batch.Put(DueKey(a->due_ms, a->id), a->flow);
+  }
+  if (!IsScheduled(a->state) &&
+      (!b || a->state != b->state || a->updated_ms != b->updated_ms)) {
+    batch.Put(StateKey(a->state, a->updated_ms, a->id), "");
+  }
+  batch.Put(RecordKey(a->id), EncodeRecord(*a));
+}
+
+void AddToBatch(const ScheduleChange& c, rocksdb::WriteBatch& batch) {
+  const std::optional<ScheduleRow>& b = c.before;
+  const std::optional<ScheduleRow>& a = c.after;
+  if (b && (!a || a->state != b->state)) batch.Delete(ScheduleStateKey(b->state, b->id));
+  if (!a) {
+    batch.Delete(ScheduleRecordKey(b->id));
+    return;
+  }
+  if (!b || a->state != b->state) batch.Put(ScheduleStateKey(a->state, a->id), "");
+  batch.Put(ScheduleRecordKey(a->id), EncodeScheduleValue(*a));
+}
+
+Status AddFlowsToDueIndex(rocksdb::DB& db) {
+  std::string marker;
+  if (db.Get(rocksdb::ReadOptions(), kFlowsMarkerKey, &marker).ok()) return Status::Ok();
+  const std::string prefix(1, kDuePrefix);
+  std::string upper = prefix;
+  upper.back() = static_cast<char>(upper.back() + 1);
+  rocksdb::Slice upper_slice(upper);
+  rocksdb::ReadOptions ro;
+  ro.iterate_upper_bound = &upper_slice;
+  std::unique_ptr<rocksdb::Iterator> it(db.NewIterator(ro));
+  rocksdb::WriteBatch batch;
+  rocksdb::WriteOptions wo;
+  for (it->Seek(prefix); it->Valid(); it->Next()) {
+    const rocksdb::Slice k = it->key();
+    const std::string id(k.data() + kDueIdOffset, k.size() - kDueIdOffset);
+    std::string bytes;
+    std::string flow = "invalid";  // a record it cannot read keeps its due entry
+    if (db.Get(rocksdb::ReadOptions(), RecordKey(id), &bytes).ok()) {
+      if (Result<TimerRecord> r = DecodeRecord(id, bytes); r.ok()) flow = r->flow;
+    }
+    batch.Put(k, flow);
+    if (batch.Count() >= 20'000) {
+      if (rocksdb::Status s = db.Write(wo, &batch); !s.ok()) return ReadError(s);
+      batch.Clear();
+    }
+  }
+  if (!it->status().ok()) return ReadError(it->status());
+  batch.Put(kFlowsMarkerKey, "1");
+  wo.sync = true;
+  if (rocksdb::Status s = db.Write(wo, &batch); !s.ok()) return ReadError(s);
+  return Status::Ok();
+}
+
+}  // namespace tickwheel::server
