@@ -41,6 +41,7 @@ struct SchedulePhaseOptions {
   int connections = 64;             // for the creates
   double timer_create_seconds = 5;  // the timer single-create run
   int shards = 256;
+  std::size_t payload_pad = 0;  // bytes of padding in each schedule's payload
 };
 
 // Runs the phases (embedded, then the 3-node cluster if `pg` is set);

@@ -27,7 +27,9 @@
 //   schedules       recurring schedules every minute (1,000,000; QUICK
 //                   20,000; --schedules N) on the embedded store and a
 //                   3-node cluster, beside one-shot timers at the same rate
-//                   (schedule_phases.h); --only-schedules runs just these
+//                   (schedule_phases.h); --only-schedules runs just these;
+//                   --schedule-payload-pad N pads each schedule's payload
+//                   with N bytes (a larger record; the one-shots keep theirs)
 //   flows           flow control: a herd throttled by a flow's rate and by
 //                   its in-flight cap, 1 and 3 nodes, a second flow's
 //                   lateness beside it, the overhead with limits far above
@@ -421,6 +423,9 @@ int main(int argc, char** argv) {
     else if (a == "--only-creates") only_creates = true;
     else if (a == "--only-schedules") only_schedules = true;
     else if (a == "--schedules" && i + 1 < argc) schedule_count = std::strtoull(argv[++i], nullptr, 10);
+    else if (a == "--schedule-payload-pad" && i + 1 < argc) {
+      schedules.payload_pad = std::strtoull(argv[++i], nullptr, 10);
+    }
     else if (a == "--cluster-schedules" && i + 1 < argc) {
       schedules.cluster_schedules = std::strtoull(argv[++i], nullptr, 10);
     }

@@ -118,6 +118,7 @@ asio::awaitable<HttpResponse> ScheduleHandlers::List(std::string_view query,
     if (!r.ok()) co_return ErrorResponse(r.status());
     schedules.push_back(std::move(*r));
     std::string().swap(row.record);  // decoded: the page holds its bytes once
+    std::string().swap(row.plan);
   }
   co_return JsonResponse(200, SchedulePageJson(schedules, page->next,
                                                q->show_headers && may_see_secrets));

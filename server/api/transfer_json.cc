@@ -168,7 +168,7 @@ Result<ImportLine> ParseSchedule(json::object& obj) {
     return Bad("unknown_field", key,
                "unknown field \"" + key + "\"; a schedule line has id, record, schedule");
   }
-  Result<ScheduleRecord> decoded = DecodeSchedule(ScheduleRow{std::string(id->as_string()), 0, *bytes});
+  Result<ScheduleRecord> decoded = DecodeWholeSchedule(std::string(id->as_string()), *bytes);
   if (!decoded.ok()) return Bad("invalid_value", "record", decoded.status().message());
   out.schedule = EncodeSchedule(*decoded);  // its state from the record
   return out;
@@ -204,8 +204,11 @@ Result<ImportLine> ParseFlow(json::object& obj) {
 std::string ExportScheduleLine(const ScheduleRow& row) {
   Result<ScheduleRecord> r = DecodeSchedule(row);
   const std::string view = r.ok() ? ScheduleJson(*r, /*show_header_values=*/true) : "null";
+  // The whole schedule, in a format the versions before the split read;
+  // a record this server cannot read is exported as it is stored.
+  const std::string whole = r.ok() ? EncodeWholeSchedule(*r) : row.record;
   return "{\"kind\":\"schedule\",\"id\":" + json::serialize(json::string(row.id)) +
-         ",\"record\":\"" + Base64Encode(row.record) + "\",\"schedule\":" + view + "}\n";
+         ",\"record\":\"" + Base64Encode(whole) + "\",\"schedule\":" + view + "}\n";
 }
 
 std::string ExportFlowLine(const std::string& key, const std::string& stored_settings) {

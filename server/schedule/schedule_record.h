@@ -115,13 +115,22 @@ struct ScheduleRecord {
   friend bool operator==(const ScheduleRecord&, const ScheduleRecord&) = default;
 };
 
-// Format 3 for a schedule with a trace context (format 2 and, last, the
-// trace context), format 2 for one without (format 1 and the flow named),
-// so that the version before reads every schedule without one; formats 1
-// and 2 are read. kCorrupt, saying what, for bytes that are not an encoded
-// schedule (damage, or a newer format: then upgrade the server).
+// How the stores keep a schedule: format 4, its plan (where planning
+// stands: what the claim of an occurrence changes) in ScheduleRow::plan,
+// apart from the rest, so that a claim rewrites a hundred bytes rather than
+// the whole schedule. DecodeSchedule reads format 4 and the whole formats
+// before it (1 to 3, whose ScheduleRow::plan is empty). kCorrupt, saying
+// what, for bytes that are not an encoded schedule (damage, or a newer
+// format: then upgrade the server).
 ScheduleRow EncodeSchedule(const ScheduleRecord& record);
 Result<ScheduleRecord> DecodeSchedule(const ScheduleRow& row);
+
+// The whole schedule in one string, as an export line carries it: format 3
+// for a schedule with a trace context, format 2 for one without, which the
+// versions before format 4 read too. DecodeWholeSchedule reads formats 1 to
+// 3 (the state is in the bytes).
+std::string EncodeWholeSchedule(const ScheduleRecord& record);
+Result<ScheduleRecord> DecodeWholeSchedule(const std::string& id, const std::string& bytes);
 
 }  // namespace tickwheel::server
 

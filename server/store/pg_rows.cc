@@ -15,13 +15,13 @@ Result<std::optional<TimerRecord>> DecodeRow(const std::string& id, const std::s
 }
 
 Result<std::optional<ScheduleRow>> DecodeScheduleRow(const std::string& id, std::int64_t state,
-                                                     std::string record) {
+                                                     std::string record, std::string plan) {
   if (state < 0 || state >= kScheduleStates) {
     return Status::Corrupt("the row of schedule \"" + id + "\" has state " +
                            std::to_string(state) + ", which this server does not know");
   }
   return std::optional<ScheduleRow>(
-      ScheduleRow{id, static_cast<std::uint8_t>(state), std::move(record)});
+      ScheduleRow{id, static_cast<std::uint8_t>(state), std::move(record), std::move(plan)});
 }
 
 void Rows::Add(const TimerRecord& r, int shard) {
@@ -46,10 +46,12 @@ void ScheduleRows::Add(const ScheduleRow& r, int shard) {
   shards.push_back(shard);
   states.push_back(r.state);
   records.push_back(r.record);
+  plans.push_back(r.plan);
 }
 
 PgParams ScheduleRows::Params() const {
-  return {PgTextArray(ids), PgBigintArray(shards), PgBigintArray(states), PgByteaArray(records)};
+  return {PgTextArray(ids), PgBigintArray(shards), PgBigintArray(states), PgByteaArray(records),
+          PgByteaArray(plans)};
 }
 
 }  // namespace tickwheel::server

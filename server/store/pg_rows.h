@@ -24,7 +24,15 @@ Result<std::optional<TimerRecord>> DecodeRow(const std::string& id, const std::s
 // The schedule `id` from its row; kCorrupt for a state this server does not
 // know.
 Result<std::optional<ScheduleRow>> DecodeScheduleRow(const std::string& id, std::int64_t state,
-                                                     std::string record);
+                                                     std::string record, std::string plan);
+
+// A schedule's columns as a write path reads them (under its lock), decoded
+// (DecodeScheduleRow) when a mutation asks for the schedule.
+struct ScheduleColumns {
+  std::int64_t state = 0;
+  std::string record;
+  std::string plan;
+};
 
 // Each count (state, n): its total plus the deltas not yet folded into it,
 // summed in one pass over the deltas. (A sum per state, as before, scanned
@@ -54,12 +62,12 @@ struct Rows {
 };
 
 inline constexpr char kScheduleUnnest[] =
-    "unnest($1::text[], $2::int[], $3::smallint[], $4::bytea[])";
+    "unnest($1::text[], $2::int[], $3::smallint[], $4::bytea[], $5::bytea[])";
 
 // Schedule rows to write, as array parameters.
 // Thread safety: a value owned by one thread.
 struct ScheduleRows {
-  std::vector<std::string> ids, records;
+  std::vector<std::string> ids, records, plans;
   std::vector<std::int64_t> shards, states;
   void Add(const ScheduleRow& r, int shard);
   PgParams Params() const;

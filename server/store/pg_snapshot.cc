@@ -75,11 +75,12 @@ Result<StoreSnapshot::Page> PgSnapshot::Timers(const std::optional<std::string>&
 Result<StoreSnapshot::Rest> PgSnapshot::SchedulesAndFlows() {
   Rest rest;
   Result<PgResult> schedules =
-      conn_->Exec("SELECT id, state, record FROM tickwheel_schedules ORDER BY id");
+      conn_->Exec("SELECT id, state, record, plan FROM tickwheel_schedules ORDER BY id");
   if (!schedules.ok()) return schedules.status();
   for (int i = 0; i < schedules->rows(); ++i) {
     Result<std::optional<ScheduleRow>> row = DecodeScheduleRow(
-        std::string(schedules->Text(i, 0)), schedules->Int(i, 1), schedules->Bytes(i, 2));
+        std::string(schedules->Text(i, 0)), schedules->Int(i, 1), schedules->Bytes(i, 2),
+        schedules->Bytes(i, 3));
     if (!row.ok()) return row.status();
     if (*row) rest.schedules.push_back(std::move(**row));
   }

@@ -39,7 +39,8 @@ Result<std::optional<TimerRecord>> PgTxn::Load(const std::string& id) {
 Result<std::optional<ScheduleRow>> PgTxn::LoadSchedule(const std::string& id) {
   auto it = schedules_.find(id);
   if (it == schedules_.end()) return std::optional<ScheduleRow>();
-  return DecodeScheduleRow(id, it->second.first, std::move(it->second.second));
+  ScheduleColumns& s = it->second;
+  return DecodeScheduleRow(id, s.state, std::move(s.record), std::move(s.plan));
 }
 
 void PgTxn::Fetch(const std::vector<std::string>& ids) {

@@ -17,6 +17,7 @@
 #include "common/status.h"
 #include "store/overlay_txn.h"
 #include "store/pg_connection.h"
+#include "store/pg_rows.h"
 
 namespace tickwheel::server {
 
@@ -35,7 +36,7 @@ class PgTxn final : public OverlayTxn {
  public:
   PgTxn(PgConnection& c, const std::vector<std::string>& named,
         std::map<std::string, std::string> rows,
-        std::map<std::string, std::pair<std::int64_t, std::string>> schedules)
+        std::map<std::string, ScheduleColumns> schedules)
       : c_(c),
         named_(named.begin(), named.end()),
         rows_(std::move(rows)),
@@ -55,7 +56,7 @@ class PgTxn final : public OverlayTxn {
   PgConnection& c_;
   std::set<std::string> named_;  // timers read (or being read) from the database
   std::map<std::string, std::string> rows_;
-  std::map<std::string, std::pair<std::int64_t, std::string>> schedules_;  // id -> state, record
+  std::map<std::string, ScheduleColumns> schedules_;
   Status failed_;
 };
 

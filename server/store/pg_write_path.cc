@@ -207,15 +207,16 @@ Status PostgresTimerStore::Transaction(PgConnection& c, std::vector<QueuedWrite>
       timer_ids.push_back(id);
     }
   }
-  std::map<std::string, std::pair<std::int64_t, std::string>> schedules;
+  std::map<std::string, ScheduleColumns> schedules;
   if (!schedule_ids.empty()) {
     Result<PgResult> r = c.Exec(
-        "SELECT id, state, record FROM tickwheel_schedules WHERE id = ANY($1::text[]) "
+        "SELECT id, state, record, plan FROM tickwheel_schedules WHERE id = ANY($1::text[]) "
         "ORDER BY id FOR UPDATE",
         {PgTextArray(schedule_ids)});
     if (!r.ok()) return fail(r.status());
     for (int i = 0; i < r->rows(); ++i) {
-      schedules.emplace(r->Text(i, 0), std::make_pair(r->Int(i, 1), r->Bytes(i, 2)));
+      schedules.emplace(r->Text(i, 0),
+                        ScheduleColumns{r->Int(i, 1), r->Bytes(i, 2), r->Bytes(i, 3)});
     }
   }
   Result<std::map<std::string, std::string>> stored = LockTimers(c, timer_ids);
@@ -328,7 +329,7 @@ Status PostgresTimerStore::WriteSchedules(PgConnection& c,
     }
   }
   if (!inserts.empty()) {
-    Status s = c.Exec(std::string("INSERT INTO tickwheel_schedules (id, shard, state, record) "
+    Status s = c.Exec(std::string("INSERT INTO tickwheel_schedules (id, shard, state, record, plan) "
                                   "SELECT * FROM ") + kScheduleUnnest,
                       inserts.Params())
                    .status();
@@ -336,8 +337,9 @@ Status PostgresTimerStore::WriteSchedules(PgConnection& c,
   }
   if (!updates.empty()) {
     Status s = c.Exec(std::string("UPDATE tickwheel_schedules t SET state = v.state, "
-                                  "record = v.record FROM ") +
-                          kScheduleUnnest + " AS v(id, shard, state, record) WHERE t.id = v.id",
+                                  "record = v.record, plan = v.plan FROM ") +
+                          kScheduleUnnest +
+                          " AS v(id, shard, state, record, plan) WHERE t.id = v.id",
                       updates.Params())
                    .status();
     if (!s.ok()) return s;

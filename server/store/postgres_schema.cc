@@ -87,6 +87,11 @@ ALTER TABLE tickwheel_nodes ADD COLUMN instance text NOT NULL DEFAULT '';
 ALTER TABLE tickwheel_nodes ADD COLUMN clock_offset_ms bigint;
 ALTER TABLE tickwheel_nodes ADD COLUMN accepting boolean NOT NULL DEFAULT true;
 )sql",
+    // 5: a schedule's plan apart from its record (ScheduleRow::plan); ''
+    // for a row written before, whose record holds the whole schedule.
+    R"sql(
+ALTER TABLE tickwheel_schedules ADD COLUMN plan bytea NOT NULL DEFAULT ''::bytea;
+)sql",
 };
 
 constexpr const char* kLockKey = "7304251998466113";  // pg_advisory_lock key

@@ -425,10 +425,10 @@ Status PostgresTimerStore::Checkpoint(const std::string&) {
 Result<std::optional<ScheduleRow>> PostgresTimerStore::GetSchedule(const std::string& id) const {
   return WithConnection(pool_, [&](PgConnection& c) -> Result<std::optional<ScheduleRow>> {
     Result<PgResult> r =
-        c.Exec("SELECT state, record FROM tickwheel_schedules WHERE id = $1", {id});
+        c.Exec("SELECT state, record, plan FROM tickwheel_schedules WHERE id = $1", {id});
     if (!r.ok()) return r.status();
     if (r->rows() == 0) return std::optional<ScheduleRow>();
-    return DecodeScheduleRow(id, r->Int(0, 0), r->Bytes(0, 1));
+    return DecodeScheduleRow(id, r->Int(0, 0), r->Bytes(0, 1), r->Bytes(0, 2));
   });
 }
 
@@ -440,7 +440,8 @@ Result<SchedulePage> PostgresTimerStore::ListSchedules(std::optional<std::uint8_
   const std::size_t n = std::min(limit, kListScanBudget);
   return WithConnection(pool_, [&](PgConnection& c) -> Result<SchedulePage> {
     Result<PgResult> keys = c.Exec(
-        "SELECT id, octet_length(record) FROM tickwheel_schedules WHERE ($1::smallint IS NULL OR "
+        "SELECT id, octet_length(record) + octet_length(plan) FROM tickwheel_schedules WHERE "
+        "($1::smallint IS NULL OR "
         "state = $1::smallint) AND id > $2 AND id >= $3 AND id < $4 ORDER BY id LIMIT $5",
         {state ? std::optional<std::string>(std::to_string(*state)) : std::nullopt, after,
          prefix, prefix + '\x7f', std::to_string(n)});
@@ -456,7 +457,7 @@ Result<SchedulePage> PostgresTimerStore::ListSchedules(std::optional<std::uint8_
     SchedulePage page;
     if (!ids.empty()) {
       Result<PgResult> rows = c.ExecBinary(
-          "SELECT id, state::text, record FROM tickwheel_schedules WHERE id = ANY($1::text[])",
+          "SELECT id, state::text, record, plan FROM tickwheel_schedules WHERE id = ANY($1::text[])",
           {PgTextArray(ids)});
       if (!rows.ok()) return rows.status();
       std::map<std::string_view, int> fetched;  // id -> its row
@@ -467,7 +468,8 @@ Result<SchedulePage> PostgresTimerStore::ListSchedules(std::optional<std::uint8_
         const std::int64_t row_state = std::stoll(std::string(rows->Text(it->second, 1)));
         if (state && row_state != *state) continue;  // changed meanwhile
         Result<std::optional<ScheduleRow>> row =
-            DecodeScheduleRow(id, row_state, std::string(rows->Text(it->second, 2)));
+            DecodeScheduleRow(id, row_state, std::string(rows->Text(it->second, 2)),
+                              std::string(rows->Text(it->second, 3)));
         if (!row.ok()) return row.status();
         page.rows.push_back(std::move(**row));
       }

@@ -21,13 +21,32 @@ const std::string kFlowsMarkerKey = "mflows";
 std::string CountKey(int state) { return kCountsKey + std::to_string(state); }
 std::string ScheduleCountKey(int state) { return kScheduleCountsKey + std::to_string(state); }
 
-Result<ScheduleRow> DecodeScheduleValue(std::string_view id, std::string_view value) {
+Result<ScheduleRow> DecodeScheduleValue(std::string_view id, std::string_view value,
+                                        std::string plan) {
   if (value.empty() || static_cast<unsigned char>(value[0]) >= kScheduleStates) {
     return Status::Corrupt("the row of schedule \"" + std::string(id) +
                            "\" is damaged; it is left untouched");
   }
   return ScheduleRow{std::string(id), static_cast<std::uint8_t>(value[0]),
-                     std::string(value.substr(1))};
+                     std::string(value.substr(1)), std::move(plan)};
+}
+
+Result<std::optional<ScheduleRow>> ReadScheduleRow(rocksdb::DB& db,
+                                                   const rocksdb::ReadOptions& options,
+                                                   std::string_view id) {
+  const std::string keys[2] = {ScheduleRecordKey(id), SchedulePlanKey(id)};
+  rocksdb::Slice slices[2] = {keys[0], keys[1]};
+  rocksdb::PinnableSlice values[2];
+  rocksdb::Status statuses[2];
+  db.MultiGet(options, db.DefaultColumnFamily(), 2, slices, values, statuses);
+  if (statuses[0].IsNotFound()) return std::optional<ScheduleRow>();
+  for (const rocksdb::Status& s : statuses) {
+    if (!s.ok() && !s.IsNotFound()) return ReadError(s);
+  }
+  Result<ScheduleRow> row = DecodeScheduleValue(
+      id, values[0].ToStringView(), statuses[1].ok() ? values[1].ToString() : std::string());
+  if (!row.ok()) return row.status();
+  return std::optional<ScheduleRow>(std::move(*row));
 }
 
 Status ReadError(const rocksdb::Status& s) {
@@ -66,10 +85,19 @@ void AddToBatch(const ScheduleChange& c, rocksdb::WriteBatch& batch) {
   if (b && (!a || a->state != b->state)) batch.Delete(ScheduleStateKey(b->state, b->id));
   if (!a) {
     batch.Delete(ScheduleRecordKey(b->id));
+    if (!b->plan.empty()) batch.Delete(SchedulePlanKey(b->id));
     return;
   }
   if (!b || a->state != b->state) batch.Put(ScheduleStateKey(a->state, a->id), "");
-  batch.Put(ScheduleRecordKey(a->id), EncodeScheduleValue(*a));
+  // Most changes are a claim's: only the plan.
+  if (!b || a->state != b->state || a->record != b->record) {
+    batch.Put(ScheduleRecordKey(a->id), EncodeScheduleValue(*a));
+  }
+  if (a->plan.empty()) {
+    if (b && !b->plan.empty()) batch.Delete(SchedulePlanKey(a->id));
+  } else if (!b || a->plan != b->plan) {
+    batch.Put(SchedulePlanKey(a->id), a->plan);
+  }
 }
 
 Status AddFlowsToDueIndex(rocksdb::DB& db) {

@@ -20,6 +20,7 @@
 
 namespace rocksdb {
 class DB;
+struct ReadOptions;
 class Status;
 class WriteBatch;
 }  // namespace rocksdb
@@ -30,17 +31,22 @@ inline constexpr char kRecordPrefix = 'r';
 inline constexpr char kDuePrefix = 'd';
 inline constexpr char kStatePrefix = 's';
 inline constexpr char kFlowSettingsPrefix = 'F';
-// Schedules: their rows by id, and a state index (state, id) for listing.
+// Schedules: their rows by id (the plan apart: ScheduleRow::plan), and a
+// state index (state, id) for listing.
 inline constexpr char kScheduleRecordPrefix = 'S';
+inline constexpr char kSchedulePlanPrefix = 'P';
 inline constexpr char kScheduleStatePrefix = 'T';
 
-inline std::string RecordKey(std::string_view id) {
+// A prefix byte, then the id.
+inline std::string PrefixedKey(char prefix, std::string_view id) {
   std::string k;
   k.reserve(1 + id.size());
-  k.push_back(kRecordPrefix);
+  k.push_back(prefix);
   k.append(id);
   return k;
 }
+
+inline std::string RecordKey(std::string_view id) { return PrefixedKey(kRecordPrefix, id); }
 
 // Times as 8 bytes that sort as the times do.
 inline void AppendBigEndian(std::string& out, std::int64_t value) {
@@ -89,11 +95,10 @@ std::string CountKey(int state);
 std::string ScheduleCountKey(int state);
 
 inline std::string ScheduleRecordKey(std::string_view id) {
-  std::string k;
-  k.reserve(1 + id.size());
-  k.push_back(kScheduleRecordPrefix);
-  k.append(id);
-  return k;
+  return PrefixedKey(kScheduleRecordPrefix, id);
+}
+inline std::string SchedulePlanKey(std::string_view id) {
+  return PrefixedKey(kSchedulePlanPrefix, id);
 }
 
 inline std::string ScheduleStatePrefix(std::uint8_t state) {
@@ -115,8 +120,15 @@ inline std::string EncodeScheduleValue(const ScheduleRow& row) {
   return v;
 }
 
-// kCorrupt for a value that is not one.
-Result<ScheduleRow> DecodeScheduleValue(std::string_view id, std::string_view value);
+// kCorrupt for a value that is not one. `plan`: the value of its plan key
+// ("" if it has none).
+Result<ScheduleRow> DecodeScheduleValue(std::string_view id, std::string_view value,
+                                        std::string plan = {});
+
+// A schedule's row and its plan, with one MultiGet; nullopt if none.
+Result<std::optional<ScheduleRow>> ReadScheduleRow(rocksdb::DB& db,
+                                                   const rocksdb::ReadOptions& options,
+                                                   std::string_view id);
 
 // kUnavailable, saying the store's read failed and why.
 Status ReadError(const rocksdb::Status& s);

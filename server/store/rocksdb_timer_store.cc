@@ -299,13 +299,7 @@ class RocksDbTimerStore final : public TimerStore {
     ReopenIfBroken();
     internal::ReaderLock lock(db_mutex_);
     if (!db_) return Recovering();
-    std::string value;
-    rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), ScheduleRecordKey(id), &value);
-    if (s.IsNotFound()) return std::optional<ScheduleRow>();
-    if (!s.ok()) return ReadError(s);
-    Result<ScheduleRow> row = DecodeScheduleValue(id, value);
-    if (!row.ok()) return row.status();
-    return std::optional<ScheduleRow>(std::move(*row));
+    return ReadScheduleRow(*db_, rocksdb::ReadOptions(), id);
   }
 
   Result<SchedulePage> ListSchedules(std::optional<std::uint8_t> state, const std::string& after,
@@ -335,22 +329,11 @@ class RocksDbTimerStore final : public TimerStore {
          it->Next()) {
       ++scanned;
       last.assign(it->key().data() + space.size(), it->key().size() - space.size());
-      if (!state) {
-        Result<ScheduleRow> row = DecodeScheduleValue(last, it->value().ToStringView());
-        if (!row.ok()) return row.status();
-        bytes += row->record.size();
-        page.rows.push_back(std::move(*row));
-        continue;
-      }
-      std::string value;
-      rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), ScheduleRecordKey(last), &value);
-      if (s.IsNotFound()) continue;
-      if (!s.ok()) return ReadError(s);
-      Result<ScheduleRow> row = DecodeScheduleValue(last, value);
+      Result<std::optional<ScheduleRow>> row = ReadScheduleRow(*db_, rocksdb::ReadOptions(), last);
       if (!row.ok()) return row.status();
-      if (row->state == *state) {
-        bytes += row->record.size();
-        page.rows.push_back(std::move(*row));
+      if (*row && (!state || (*row)->state == *state)) {
+        bytes += (*row)->record.size() + (*row)->plan.size();
+        page.rows.push_back(std::move(**row));
       }
     }
     if (!it->status().ok()) return ReadError(it->status());
@@ -521,8 +504,14 @@ class RocksDbTimerStore final : public TimerStore {
     StoreSnapshot::Rest rest;
     auto schedules = SnapshotScan(generation, snapshot, kScheduleRecordPrefix);
     if (!schedules.ok()) return schedules.status();
+    auto plans = SnapshotScan(generation, snapshot, kSchedulePlanPrefix);
+    if (!plans.ok()) return plans.status();
+    auto plan = plans->begin();  // both in id order; a row from before the split has none
     for (auto& [id, value] : *schedules) {
-      Result<ScheduleRow> row = DecodeScheduleValue(id, value);
+      while (plan != plans->end() && plan->first < id) ++plan;
+      std::string its_plan;
+      if (plan != plans->end() && plan->first == id) its_plan = std::move(plan->second);
+      Result<ScheduleRow> row = DecodeScheduleValue(id, value, std::move(its_plan));
       if (!row.ok()) return row.status();
       rest.schedules.push_back(std::move(*row));
     }

@@ -19,6 +19,11 @@ namespace tickwheel::server {
 //   's' state be64(updated_ms) id  -> ""    delivered, failed and cancelled
 //                                           timers, by when they finished
 //   'F' flow                       -> settings of a flow (flow/flow_settings.h)
+//   'S' id                         -> a schedule: its state, then its record
+//   'P' id                         -> the schedule's plan (ScheduleRow::plan;
+//                                     none for a row from before the split)
+//   'T' state id                   -> ""    schedules by state
+//   "mschedules" state             -> int64 schedules in that state
 //   "mcount" state                 -> int64 timers in that state (merged
 //                                         deltas)
 //   "mflows"                       -> "1" once the due index carries flows

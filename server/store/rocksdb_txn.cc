@@ -15,8 +15,9 @@ void RocksDbTxn::Prefetch(const std::vector<std::string>& ids) {
   for (const std::string& id : ids) {
     if (IsScheduleKey(id)) {
       const std::string schedule = id.substr(0, id.size() - 1);
-      if (fetched_schedules_.emplace(schedule, Fetched{}).second) {
+      if (fetched_schedules_.emplace(schedule, FetchedSchedule{}).second) {
         keys.push_back(ScheduleRecordKey(schedule));
+        keys.push_back(SchedulePlanKey(schedule));
       }
     } else if (!Loaded(id) && fetched_.emplace(id, Fetched{}).second) {
       keys.push_back(RecordKey(id));
@@ -29,10 +30,17 @@ void RocksDbTxn::Prefetch(const std::vector<std::string>& ids) {
   db_.MultiGet(rocksdb::ReadOptions(), db_.DefaultColumnFamily(), keys.size(), slices.data(),
                values.data(), statuses.data());
   for (std::size_t i = 0; i < keys.size(); ++i) {
-    Fetched& f = keys[i][0] == kScheduleRecordPrefix ? fetched_schedules_[keys[i].substr(1)]
-                                                     : fetched_[keys[i].substr(1)];
-    f.status = statuses[i];
-    if (statuses[i].ok()) f.bytes = values[i].ToString();
+    const std::string id = keys[i].substr(1);
+    switch (keys[i][0]) {
+      case kScheduleRecordPrefix:
+        fetched_schedules_[id].row = Fetched{statuses[i], values[i].ToString()};
+        break;
+      case kSchedulePlanPrefix:
+        fetched_schedules_[id].plan = Fetched{statuses[i], values[i].ToString()};
+        break;
+      default:
+        fetched_[id] = Fetched{statuses[i], values[i].ToString()};
+    }
   }
 }
 
@@ -51,15 +59,13 @@ Result<std::optional<TimerRecord>> RocksDbTxn::Load(const std::string& id) {
 }
 
 Result<std::optional<ScheduleRow>> RocksDbTxn::LoadSchedule(const std::string& id) {
-  Fetched f;
-  if (auto it = fetched_schedules_.find(id); it != fetched_schedules_.end()) {
-    f = std::move(it->second);
-  } else {
-    f.status = db_.Get(rocksdb::ReadOptions(), ScheduleRecordKey(id), &f.bytes);
-  }
-  if (f.status.IsNotFound()) return std::optional<ScheduleRow>();
-  if (!f.status.ok()) return ReadError(f.status);
-  Result<ScheduleRow> row = DecodeScheduleValue(id, f.bytes);
+  auto it = fetched_schedules_.find(id);
+  if (it == fetched_schedules_.end()) return ReadScheduleRow(db_, rocksdb::ReadOptions(), id);
+  FetchedSchedule f = std::move(it->second);
+  if (f.row.status.IsNotFound()) return std::optional<ScheduleRow>();
+  if (!f.row.status.ok()) return ReadError(f.row.status);
+  if (!f.plan.status.ok() && !f.plan.status.IsNotFound()) return ReadError(f.plan.status);
+  Result<ScheduleRow> row = DecodeScheduleValue(id, f.row.bytes, std::move(f.plan.bytes));
   if (!row.ok()) return row.status();
   return std::optional<ScheduleRow>(std::move(*row));
 }

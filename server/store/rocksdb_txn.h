@@ -43,9 +43,13 @@ class RocksDbTxn final : public OverlayTxn {
     rocksdb::Status status = rocksdb::Status::NotFound();
     std::string bytes;
   };
+  struct FetchedSchedule {
+    Fetched row;
+    Fetched plan;
+  };
   rocksdb::DB& db_;
   std::unordered_map<std::string, Fetched> fetched_;
-  std::unordered_map<std::string, Fetched> fetched_schedules_;
+  std::unordered_map<std::string, FetchedSchedule> fetched_schedules_;
 };
 
 }  // namespace tickwheel::server

@@ -29,10 +29,15 @@ using StateCounts = std::array<std::int64_t, kNumStates>;
 // encoded and decoded by the schedule service; the store keeps it with the
 // schedule's timers (the same shard as its occurrences, ShardKeyOf), indexes
 // it by id and by state, and counts it by state.
+// The record is in two parts: `plan`, which changes at every occurrence,
+// and `record`, the rest, which changes only when the schedule is changed;
+// a store writes only the part that changed ("" plan: the whole schedule is
+// in `record`, as written before the split).
 struct ScheduleRow {
   std::string id;
   std::uint8_t state = 0;  // < kScheduleStates; what it means is schedule/'s
   std::string record;      // the encoded schedule
+  std::string plan;        // where its planning stands
   friend bool operator==(const ScheduleRow&, const ScheduleRow&) = default;
 };
 inline constexpr int kScheduleStates = 3;

@@ -422,6 +422,54 @@ TEST(SchedulePlannerTest, TheRecordSurvivesItsEncoding) {
   EXPECT_NE(DecodeSchedule(row).status().message().find("format 9"), std::string::npos);
 }
 
+// The stores keep the plan apart (format 4); an export line and the rows
+// written before the split hold the whole schedule in one string (formats
+// 2 and 3), and both read back the same.
+TEST(SchedulePlannerTest, ThePlanIsEncodedApartAndTheWholeFormatsStillRead) {
+  Harness h(Every(kMinute), kT0);
+  h.record.next_ms = kT0 + kMinute;
+  h.record.last_fired_ms = kT0;
+  h.record.counts.fired = 3;
+  const ScheduleRow row = EncodeSchedule(h.record);
+  EXPECT_EQ(row.record[0], 4);
+  EXPECT_FALSE(row.plan.empty());
+  // A claim changes only the plan.
+  ScheduleRecord claimed = h.record;
+  claimed.next_ms = kT0 + 2 * kMinute;
+  claimed.last_fired_ms = kT0 + kMinute;
+  claimed.updated_ms = kT0 + kMinute;
+  ++claimed.counts.fired;
+  const ScheduleRow after = EncodeSchedule(claimed);
+  EXPECT_EQ(after.record, row.record);
+  EXPECT_NE(after.plan, row.plan);
+  EXPECT_LT(after.plan.size(), 120u);
+  // The whole formats, as exported and as stored before.
+  const std::string whole = EncodeWholeSchedule(h.record);
+  EXPECT_EQ(whole[0], 2);
+  Result<ScheduleRecord> back = DecodeWholeSchedule("s", whole);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, h.record);
+  back = DecodeSchedule(ScheduleRow{"s", 0, whole, ""});
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, h.record);
+  // A paused one: the state is read from the bytes.
+  ScheduleRecord paused = h.record;
+  paused.state = ScheduleState::kPaused;
+  paused.paused_ms = kT0 + 1;
+  back = DecodeWholeSchedule("s", EncodeWholeSchedule(paused));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, paused);
+  // Damage: a split record without its plan, a whole one with a plan, a
+  // plan cut short, format 4 in an export line.
+  EXPECT_EQ(DecodeSchedule(ScheduleRow{"s", 0, row.record, ""}).status().code(),
+            StatusCode::kCorrupt);
+  EXPECT_EQ(DecodeSchedule(ScheduleRow{"s", 0, whole, row.plan}).status().code(),
+            StatusCode::kCorrupt);
+  EXPECT_EQ(DecodeSchedule(ScheduleRow{"s", 0, row.record, row.plan.substr(1)}).status().code(),
+            StatusCode::kCorrupt);
+  EXPECT_EQ(DecodeWholeSchedule("s", row.record).status().code(), StatusCode::kCorrupt);
+}
+
 TEST(OccurrenceIdTest, OnlyTheCanonicalFormIsAnOccurrence) {
   EXPECT_EQ(OccurrenceId("daily", 1795430400000), "daily@1795430400000");
   ASSERT_TRUE(ParseOccurrenceId("daily@1795430400000"));

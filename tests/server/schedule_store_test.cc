@@ -192,6 +192,66 @@ TEST_P(ScheduleStoreTest, APageStopsOnceItsRecordsReachTheByteBound) {
   EXPECT_EQ(pages(0, kAnyBytes), (Pages{{"b0", "b2", "b4"}}));
 }
 
+// A row's plan is kept beside its record: written alone when only it
+// changed, the record alone when only that changed, read back with it by
+// every read, and gone with the row; a row without one (from before the
+// split) stays without.
+TEST_P(ScheduleStoreTest, APlanIsKeptBesideItsRecord) {
+  auto put = [&](const ScheduleRow& row) {
+    Apply(*store_, {ScheduleKey(row.id)}, [&](StoreTxn& txn) {
+      Result<std::optional<ScheduleRow>> before = txn.GetSchedule(row.id);
+      ASSERT_TRUE(before.ok());
+      txn.PutSchedule(*before, row);
+    });
+  };
+  auto get = [&](const std::string& id) {
+    Result<std::optional<ScheduleRow>> r = store_->GetSchedule(id);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : std::nullopt;
+  };
+  auto in_txn = [&](const std::string& id) {
+    std::optional<ScheduleRow> seen;
+    Apply(*store_, {ScheduleKey(id)}, [&](StoreTxn& txn) {
+      Result<std::optional<ScheduleRow>> r = txn.GetSchedule(id);
+      ASSERT_TRUE(r.ok());
+      seen = *r;
+    });
+    return seen;
+  };
+  put(ScheduleRow{"p", 0, "rec", "plan1"});
+  put(ScheduleRow{"old", 1, "whole", ""});
+  EXPECT_EQ(get("p"), (ScheduleRow{"p", 0, "rec", "plan1"}));
+  put(ScheduleRow{"p", 0, "rec", "plan2"});
+  EXPECT_EQ(get("p"), (ScheduleRow{"p", 0, "rec", "plan2"}));
+  EXPECT_EQ(in_txn("p"), (ScheduleRow{"p", 0, "rec", "plan2"}));
+  put(ScheduleRow{"p", 1, "rec2", "plan2"});
+  EXPECT_EQ(get("p"), (ScheduleRow{"p", 1, "rec2", "plan2"}));
+  EXPECT_EQ(get("old"), (ScheduleRow{"old", 1, "whole", ""}));
+  EXPECT_EQ(in_txn("old"), (ScheduleRow{"old", 1, "whole", ""}));
+  // Read ahead (as the dispatcher's claims do), then read.
+  Apply(*store_, {ScheduleKey("p"), ScheduleKey("old")}, [&](StoreTxn& txn) {
+    txn.Prefetch({ScheduleKey("p"), ScheduleKey("old")});
+    EXPECT_EQ(*txn.GetSchedule("p"), (ScheduleRow{"p", 1, "rec2", "plan2"}));
+    EXPECT_EQ(*txn.GetSchedule("old"), (ScheduleRow{"old", 1, "whole", ""}));
+  });
+  const std::vector<ScheduleRow> both = {ScheduleRow{"old", 1, "whole", ""},
+                                         ScheduleRow{"p", 1, "rec2", "plan2"}};
+  EXPECT_EQ(store_->ListSchedules(std::nullopt, "", 10, kAnyBytes, "")->rows, both);
+  EXPECT_EQ(store_->ListSchedules(1, "", 10, kAnyBytes, "")->rows, both);
+  Result<std::unique_ptr<StoreSnapshot>> snapshot = store_->Snapshot();
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status().ToString();
+  Result<StoreSnapshot::Rest> rest = (*snapshot)->SchedulesAndFlows();
+  ASSERT_TRUE(rest.ok()) << rest.status().ToString();
+  EXPECT_EQ(rest->schedules, both);
+  snapshot->reset();
+  // Gone with its row: created again without one, it has none.
+  Apply(*store_, {ScheduleKey("p")}, [&](StoreTxn& txn) { txn.EraseSchedule(*get("p")); });
+  EXPECT_FALSE(get("p"));
+  put(ScheduleRow{"p", 0, "rec3", ""});
+  EXPECT_EQ(get("p"), (ScheduleRow{"p", 0, "rec3", ""}));
+  EXPECT_EQ(store_->CountSchedules(), (ScheduleCounts{1, 1, 0}));
+}
+
 TEST_P(ScheduleStoreTest, AFailedMutationTakesBackItsScheduleWrites) {
   Status s = Write(*store_, {ScheduleKey("a")}, [&](StoreTxn& txn) {
     txn.PutSchedule(std::nullopt, ScheduleRow{"a", 0, "x"});
@@ -274,8 +334,8 @@ TEST_P(ScheduleStoreTest, ACreatedScheduleHasItsFirstOccurrenceInTheSameWrite) {
 }
 
 // A schedule's trace context (its create's traceparent) is kept with it
-// and given to every occurrence; one without is written in the format the
-// version before reads (2), one with in format 3.
+// and given to every occurrence; an export line carries one without in the
+// format the versions before read (2), one with in format 3.
 TEST_P(ScheduleStoreTest, ATracedSchedulesOccurrencesCarryItsTrace) {
   ScheduleRecord traced = Every("traced", kMinute);
   traced.trace = {"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "rojo=1"};
@@ -284,19 +344,26 @@ TEST_P(ScheduleStoreTest, ATracedSchedulesOccurrencesCarryItsTrace) {
   ASSERT_TRUE(first);
   EXPECT_EQ(first->trace, traced.trace);
   EXPECT_EQ(Read("traced").trace, traced.trace);
-  EXPECT_EQ(EncodeSchedule(traced).record[0], 3);
-  EXPECT_EQ(EncodeSchedule(Every("plain", kMinute)).record[0], 2);
+  EXPECT_EQ(EncodeWholeSchedule(traced)[0], 3);
+  EXPECT_EQ(EncodeWholeSchedule(Every("plain", kMinute))[0], 2);
   ASSERT_EQ(Create(Every("plain", kMinute), kT0 + 5).status, 201);
   std::optional<TimerRecord> untraced = Stored(*store_, OccurrenceId("plain", kT0 + kMinute));
   ASSERT_TRUE(untraced);
   EXPECT_TRUE(untraced->trace.empty());
 }
 
+// ... and changes only the schedule's plan, not its record.
 TEST_P(ScheduleStoreTest, EachClaimPlansTheNextOccurrenceInItsOwnWrite) {
   Create(Every("s", kMinute), kT0);
+  const std::optional<ScheduleRow> created = *store_->GetSchedule("s");
+  ASSERT_TRUE(created);
   for (int i = 1; i <= 4; ++i) {
     const std::int64_t t = kT0 + i * kMinute;
     EXPECT_EQ(Claim(OccurrenceId("s", t), t + 2), OccurrencePlanning::Claimed::kFire);
+    const std::optional<ScheduleRow> claimed = *store_->GetSchedule("s");
+    ASSERT_TRUE(claimed);
+    EXPECT_EQ(claimed->record, created->record);
+    EXPECT_NE(claimed->plan, created->plan);
     EXPECT_EQ(Stored(*store_, OccurrenceId("s", t))->state, TimerState::kDelivering);
     std::optional<TimerRecord> next = Stored(*store_, OccurrenceId("s", t + kMinute));
     ASSERT_TRUE(next) << i;

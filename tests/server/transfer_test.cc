@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "api/transfer_json.h"
+#include "common/base64.h"
 #include "schedule/schedule_record.h"
 #include "store/pg_connection.h"
 #include "store/record_codec.h"
@@ -260,6 +261,18 @@ TEST(TransferJsonTest, ScheduleAndFlowLinesReadBackAsStored) {
   EXPECT_EQ(parsed->kind, ImportLine::Kind::kSchedule);
   EXPECT_EQ(parsed->schedule, row);
   EXPECT_NE(line.find(R"("Authorization":"Bearer x")"), std::string::npos) << line;  // readable too
+  // The line holds the whole schedule (format 2), which the versions before
+  // the plan's split read too.
+  EXPECT_NE(line.find("\"record\":\"" + Base64Encode(EncodeWholeSchedule(s)) + "\""),
+            std::string::npos);
+  // A paused one imports paused.
+  s.state = ScheduleState::kPaused;
+  s.paused_ms = 5'000;
+  std::string paused_line = ExportScheduleLine(EncodeSchedule(s));
+  paused_line.pop_back();
+  Result<ImportLine> paused = ParseImportLine(paused_line, ApiLimits{}, 0);
+  ASSERT_TRUE(paused.ok()) << paused.status().ToString();
+  EXPECT_EQ(paused->schedule, EncodeSchedule(s));
   FlowSettings f;
   f.max_in_flight = 3;
   f.paused = true;
