@@ -4,11 +4,15 @@
 // statement whose plan a schema change broke prepared again, and a
 // connection (and the PostgreSQL store's pool) after PostgreSQL restarted;
 // the store's insert-only path for creates and its fall-back when an id
-// exists.
+// exists; its fenced writes.
 #include "store/pg_connection.h"
 
 #include <gtest/gtest.h>
 
+#include <future>
+#include <optional>
+
+#include "store/shard_fence.h"
 #include "store_test_util.h"
 #include "support/postgres_server.h"
 
@@ -158,6 +162,70 @@ TEST_F(PgConnectionTest, TheStoreCreatesAgainAfterPostgresRestarted) {
   EXPECT_EQ(create("before").code(), StatusCode::kConflict);
   EXPECT_EQ(create("after").code(), StatusCode::kConflict);
   ASSERT_TRUE(Stored(store, "after").has_value());
+  store.Close();
+}
+
+// What a node believes of its leases, as the test sets it.
+class TestFence final : public ShardFence {
+ public:
+  std::optional<std::int64_t> EpochOf(int) const override { return epoch; }
+  std::optional<std::int64_t> epoch;
+};
+
+// A fenced write (a claim's, an outcome's) commits only while the lease it
+// names (this node, the epoch it believes, not expired by the database's
+// clock) is still in the database: taken over, renewed under a newer epoch,
+// expired, or not believed held, it is refused (kFenced) and writes
+// nothing; an unfenced write goes on. The cluster tests pause a node to see
+// this happen; this is the same check without the timing.
+TEST_F(PgConnectionTest, AFencedWriteCommitsOnlyUnderTheLeaseItNames) {
+  std::unique_ptr<PgConnection> admin = Connect();
+  ASSERT_NE(admin, nullptr);
+  TestFence fence;
+  StoreOptions options;
+  options.postgres = url_;
+  options.shards = 4;
+  options.node_id = "test-node";
+  options.fence = &fence;
+  Result<std::unique_ptr<TimerStore>> opened = OpenTimerStore(options);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  TimerStore& store = **opened;
+  auto leases = [&](const std::string& owner, std::int64_t epoch, const std::string& expires) {
+    ASSERT_TRUE(admin
+                    ->Exec("UPDATE tickwheel_shard_leases SET owner = $1, epoch = $2, "
+                           "expires_at = clock_timestamp() + $3::interval",
+                           {owner, std::to_string(epoch), expires})
+                    .ok());
+  };
+  auto create = [&](const std::string& id, bool fenced) {
+    std::promise<Status> done;
+    store.Submit({id},
+                 [id](StoreTxn& txn) -> Status {
+                   txn.Put(std::nullopt, Record(id, 1'000'000));
+                   return Status::Ok();
+                 },
+                 [&](const Status& s) { done.set_value(s); },
+                 WriteOptions{.sync = true, .fenced = fenced});
+    return done.get_future().get();
+  };
+  fence.epoch = 7;
+  leases("test-node", 7, "1 minute");
+  EXPECT_TRUE(create("held", true).ok());
+  leases("other-node", 8, "1 minute");  // taken over
+  EXPECT_EQ(create("taken", true).code(), StatusCode::kFenced);
+  leases("test-node", 8, "1 minute");  // held again, under an epoch this node does not know
+  EXPECT_EQ(create("newer", true).code(), StatusCode::kFenced);
+  leases("test-node", 7, "-1 second");  // expired
+  EXPECT_EQ(create("expired", true).code(), StatusCode::kFenced);
+  leases("test-node", 7, "1 minute");
+  fence.epoch.reset();  // the node believes it holds nothing
+  EXPECT_EQ(create("not-believed", true).code(), StatusCode::kFenced);
+  EXPECT_TRUE(create("unfenced", false).ok());
+  EXPECT_TRUE(Stored(store, "held"));
+  EXPECT_TRUE(Stored(store, "unfenced"));
+  for (const char* id : {"taken", "newer", "expired", "not-believed"}) {
+    EXPECT_FALSE(Stored(store, id)) << id;
+  }
   store.Close();
 }
 
