@@ -661,10 +661,18 @@ TEST(ServerTransferTest, MovingFromTheEmbeddedStoreToAClusterDeliversEveryTimerO
             std::string::npos)
       << imported;
   BlockingHttpClient cluster(nodes[0]->address());
+  // A node's counts are the database's, read once a second: within a few
+  // of those reads they hold every timer exported.
   std::int64_t in_cluster = 0;
-  for (const char* s : {"pending", "delivering", "delivered", "failed", "cancelled"}) {
-    in_cluster += Count(cluster, s);
-  }
+  WaitUntil(
+      [&] {
+        in_cluster = 0;
+        for (const char* s : {"pending", "delivering", "delivered", "failed", "cancelled"}) {
+          in_cluster += Count(cluster, s);
+        }
+        return in_cluster >= exported;
+      },
+      seconds(10));
   EXPECT_GE(in_cluster, exported);
   EXPECT_EQ(old.Terminate(), 0);
   // Clients go on a little, then every acknowledged timer must arrive.
