@@ -39,14 +39,23 @@ Result<std::optional<ScheduleRow>> ReadScheduleRow(rocksdb::DB& db,
   rocksdb::PinnableSlice values[2];
   rocksdb::Status statuses[2];
   db.MultiGet(options, db.DefaultColumnFamily(), 2, slices, values, statuses);
-  if (statuses[0].IsNotFound()) return std::optional<ScheduleRow>();
-  for (const rocksdb::Status& s : statuses) {
-    if (!s.ok() && !s.IsNotFound()) return ReadError(s);
+  return ScheduleRowFrom(id, statuses[0], values[0].ToStringView(), statuses[1],
+                         values[1].ToString());
+}
+
+Result<std::optional<ScheduleRow>> ScheduleRowFrom(std::string_view id,
+                                                   const rocksdb::Status& row_status,
+                                                   std::string_view row,
+                                                   const rocksdb::Status& plan_status,
+                                                   std::string plan) {
+  if (row_status.IsNotFound()) return std::optional<ScheduleRow>();
+  for (const rocksdb::Status* s : {&row_status, &plan_status}) {
+    if (!s->ok() && !s->IsNotFound()) return ReadError(*s);
   }
-  Result<ScheduleRow> row = DecodeScheduleValue(
-      id, values[0].ToStringView(), statuses[1].ok() ? values[1].ToString() : std::string());
-  if (!row.ok()) return row.status();
-  return std::optional<ScheduleRow>(std::move(*row));
+  Result<ScheduleRow> decoded =
+      DecodeScheduleValue(id, row, plan_status.ok() ? std::move(plan) : std::string());
+  if (!decoded.ok()) return decoded.status();
+  return std::optional<ScheduleRow>(std::move(*decoded));
 }
 
 Status ReadError(const rocksdb::Status& s) {

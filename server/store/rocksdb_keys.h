@@ -125,6 +125,14 @@ inline std::string EncodeScheduleValue(const ScheduleRow& row) {
 Result<ScheduleRow> DecodeScheduleValue(std::string_view id, std::string_view value,
                                         std::string plan = {});
 
+// A schedule's row from the reads of its two keys (nullopt if the row's is
+// not found; a plan not found is "").
+Result<std::optional<ScheduleRow>> ScheduleRowFrom(std::string_view id,
+                                                   const rocksdb::Status& row_status,
+                                                   std::string_view row,
+                                                   const rocksdb::Status& plan_status,
+                                                   std::string plan);
+
 // A schedule's row and its plan, with one MultiGet; nullopt if none.
 Result<std::optional<ScheduleRow>> ReadScheduleRow(rocksdb::DB& db,
                                                    const rocksdb::ReadOptions& options,

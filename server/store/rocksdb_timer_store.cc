@@ -329,7 +329,15 @@ class RocksDbTimerStore final : public TimerStore {
          it->Next()) {
       ++scanned;
       last.assign(it->key().data() + space.size(), it->key().size() - space.size());
-      Result<std::optional<ScheduleRow>> row = ReadScheduleRow(*db_, rocksdb::ReadOptions(), last);
+      Result<std::optional<ScheduleRow>> row = std::optional<ScheduleRow>();
+      if (state) {
+        row = ReadScheduleRow(*db_, rocksdb::ReadOptions(), last);
+      } else {  // the row is the iterator's: only its plan is read
+        std::string plan;
+        const rocksdb::Status found = db_->Get(rocksdb::ReadOptions(), SchedulePlanKey(last), &plan);
+        row = ScheduleRowFrom(last, rocksdb::Status::OK(), it->value().ToStringView(), found,
+                              std::move(plan));
+      }
       if (!row.ok()) return row.status();
       if (*row && (!state || (*row)->state == *state)) {
         bytes += (*row)->record.size() + (*row)->plan.size();

@@ -62,12 +62,7 @@ Result<std::optional<ScheduleRow>> RocksDbTxn::LoadSchedule(const std::string& i
   auto it = fetched_schedules_.find(id);
   if (it == fetched_schedules_.end()) return ReadScheduleRow(db_, rocksdb::ReadOptions(), id);
   FetchedSchedule f = std::move(it->second);
-  if (f.row.status.IsNotFound()) return std::optional<ScheduleRow>();
-  if (!f.row.status.ok()) return ReadError(f.row.status);
-  if (!f.plan.status.ok() && !f.plan.status.IsNotFound()) return ReadError(f.plan.status);
-  Result<ScheduleRow> row = DecodeScheduleValue(id, f.row.bytes, std::move(f.plan.bytes));
-  if (!row.ok()) return row.status();
-  return std::optional<ScheduleRow>(std::move(*row));
+  return ScheduleRowFrom(id, f.row.status, f.row.bytes, f.plan.status, std::move(f.plan.bytes));
 }
 
 }  // namespace tickwheel::server
