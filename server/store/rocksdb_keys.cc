@@ -142,4 +142,29 @@ Status AddFlowsToDueIndex(rocksdb::DB& db) {
   return Status::Ok();
 }
 
+Status MovePlansToTheirPrefix(rocksdb::DB& db) {
+  const std::string prefix(1, kOldSchedulePlanPrefix);
+  const std::string upper(1, static_cast<char>(kOldSchedulePlanPrefix + 1));
+  rocksdb::Slice upper_slice(upper);
+  rocksdb::ReadOptions ro;
+  ro.iterate_upper_bound = &upper_slice;
+  std::unique_ptr<rocksdb::Iterator> it(db.NewIterator(ro));
+  rocksdb::WriteBatch batch;
+  rocksdb::WriteOptions wo;
+  wo.sync = true;  // the old keys are gone only once the new ones are durable
+  for (it->Seek(prefix); it->Valid(); it->Next()) {
+    const rocksdb::Slice k = it->key();
+    batch.Put(SchedulePlanKey(std::string_view(k.data() + 1, k.size() - 1)), it->value());
+    batch.Delete(k);
+    if (batch.Count() >= 20'000) {
+      if (rocksdb::Status s = db.Write(wo, &batch); !s.ok()) return ReadError(s);
+      batch.Clear();
+    }
+  }
+  if (!it->status().ok()) return ReadError(it->status());
+  if (batch.Count() == 0) return Status::Ok();
+  if (rocksdb::Status s = db.Write(wo, &batch); !s.ok()) return ReadError(s);
+  return Status::Ok();
+}
+
 }  // namespace tickwheel::server

@@ -2,9 +2,10 @@
 // The embedded store's layout in RocksDB (store/rocksdb_timer_store.h lists
 // the keys): the keys of records, of the due and state indexes, of flows'
 // settings and of schedules, and schedules' values; the writes one change
-// makes (AddToBatch); the upgrade of a store from before flows; and
+// makes (AddToBatch); the upgrades of a store from before flows and of
+// schedules' plans kept under their old prefix; and
 // ReadError, a failed read as the store reports it.
-// Thread safety: no state; any thread (AddFlowsToDueIndex: see REQUIRES).
+// Thread safety: no state; any thread (the upgrades: see REQUIRES).
 // The small key builders are inline: the scans call them per entry.
 #ifndef TICKWHEEL_SERVER_STORE_ROCKSDB_KEYS_H_
 #define TICKWHEEL_SERVER_STORE_ROCKSDB_KEYS_H_
@@ -32,10 +33,17 @@ inline constexpr char kDuePrefix = 'd';
 inline constexpr char kStatePrefix = 's';
 inline constexpr char kFlowSettingsPrefix = 'F';
 // Schedules: their rows by id (the plan apart: ScheduleRow::plan), and a
-// state index (state, id) for listing.
+// state index (state, id) for listing. The plan, rewritten at every claim,
+// sorts among the other keys that change all the time ('d' to 's'); the
+// rows and their index, which change only when a client changes a
+// schedule, sort apart from them ('S', 'T'), so that compacting the keys
+// that change never rewrites the schedules' rows.
 inline constexpr char kScheduleRecordPrefix = 'S';
-inline constexpr char kSchedulePlanPrefix = 'P';
+inline constexpr char kSchedulePlanPrefix = 'p';
 inline constexpr char kScheduleStatePrefix = 'T';
+// Where plans were kept before (unreleased builds between 0.2.0 and this
+// one): MovePlansToTheirPrefix moves them.
+inline constexpr char kOldSchedulePlanPrefix = 'P';
 
 // A prefix byte, then the id.
 inline std::string PrefixedKey(char prefix, std::string_view id) {
@@ -153,6 +161,11 @@ void AddToBatch(const ScheduleChange& c, rocksdb::WriteBatch& batch);
 // due-index entry, once (then the marker key says so).
 // REQUIRES: nothing else writes to `db` meanwhile (the store is opening).
 Status AddFlowsToDueIndex(rocksdb::DB& db);
+
+// Plans kept under kOldSchedulePlanPrefix are moved under
+// kSchedulePlanPrefix (a store without any costs one seek).
+// REQUIRES: nothing else writes to `db` meanwhile (the store is opening).
+Status MovePlansToTheirPrefix(rocksdb::DB& db);
 
 }  // namespace tickwheel::server
 

@@ -784,6 +784,10 @@ Result<std::unique_ptr<TimerStore>> OpenRocksDbTimerStore(const StoreOptions& op
     return Status::Unavailable("cannot add flows to the store in --data-dir " + options.data_dir +
                                ": " + s.message());
   }
+  if (Status s = MovePlansToTheirPrefix(**db); !s.ok()) {
+    return Status::Unavailable("cannot move the schedules' plans in --data-dir " +
+                               options.data_dir + ": " + s.message());
+  }
   return std::unique_ptr<TimerStore>(
       new RocksDbTimerStore(std::move(*db), std::move(db_options), options));
 }

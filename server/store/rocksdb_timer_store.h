@@ -20,9 +20,10 @@ namespace tickwheel::server {
 //                                           timers, by when they finished
 //   'F' flow                       -> settings of a flow (flow/flow_settings.h)
 //   'S' id                         -> a schedule: its state, then its record
-//   'P' id                         -> the schedule's plan (ScheduleRow::plan;
-//                                     none for a row from before the split)
 //   'T' state id                   -> ""    schedules by state
+//   'p' id                         -> the schedule's plan (ScheduleRow::plan;
+//                                     none for a row from before the split),
+//                                     among the keys that change all the time
 //   "mschedules" state             -> int64 schedules in that state
 //   "mcount" state                 -> int64 timers in that state (merged
 //                                         deltas)

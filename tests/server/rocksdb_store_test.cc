@@ -13,6 +13,7 @@
 
 #include "common/server_clock.h"
 #include "store/retention.h"
+#include "store/rocksdb_open.h"
 #include "store/rocksdb_timer_store.h"
 #include "store_test_util.h"
 #include "support/faulty_file_system.h"
@@ -181,6 +182,62 @@ TEST(RocksDbStoreTest, AnUnreadableRecordIsReportedAndNeverOverwritten) {
   EXPECT_EQ(create.code(), StatusCode::kCorrupt);
   EXPECT_EQ(store->Counts()[0], 0);
   EXPECT_EQ(store->Get("future").status().code(), StatusCode::kCorrupt);
+}
+
+// A store whose schedules' plans were kept under their old prefix ('P', by
+// builds before the plans moved among the keys that change all the time)
+// has them moved at its open: each schedule reads back whole, and no key
+// is left under the old prefix.
+TEST(RocksDbStoreTest, PlansUnderTheirOldPrefixAreMovedAtOpen) {
+  TempDirectory dir;
+  const std::vector<ScheduleRow> rows = {ScheduleRow{"a", 0, "rec-a", "plan-a"},
+                                         ScheduleRow{"b", 1, "rec-b", "plan-b"},
+                                         ScheduleRow{"whole", 0, "rec-w", ""}};
+  {
+    auto store = OpenStore(dir.path());
+    for (const ScheduleRow& row : rows) {
+      ASSERT_TRUE(Write(*store, {ScheduleKey(row.id)}, [&](StoreTxn& txn) {
+                    txn.PutSchedule(std::nullopt, row);
+                    return Status::Ok();
+                  }).ok());
+    }
+  }
+  auto keys_with = [&](char prefix) {
+    rocksdb::DB* db = nullptr;
+    EXPECT_TRUE(rocksdb::DB::Open(EmbeddedDbOptions(dir.path(), nullptr), dir.path(), &db).ok());
+    std::map<std::string, std::string> found;
+    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
+    for (it->Seek(std::string(1, prefix)); it->Valid() && it->key()[0] == prefix; it->Next()) {
+      found[it->key().ToString()] = it->value().ToString();
+    }
+    it.reset();
+    delete db;
+    return found;
+  };
+  {  // As an older build left them.
+    const std::map<std::string, std::string> plans = keys_with('p');
+    ASSERT_EQ(plans.size(), 2u);
+    rocksdb::DB* db = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open(EmbeddedDbOptions(dir.path(), nullptr), dir.path(), &db).ok());
+    for (const auto& [key, plan] : plans) {
+      ASSERT_TRUE(db->Delete(rocksdb::WriteOptions(), key).ok());
+      std::string old_key = key;
+      old_key[0] = 'P';
+      ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), old_key, plan).ok());
+    }
+    delete db;
+  }
+  {
+    auto store = OpenStore(dir.path());
+    for (const ScheduleRow& row : rows) {
+      Result<std::optional<ScheduleRow>> read = store->GetSchedule(row.id);
+      ASSERT_TRUE(read.ok()) << read.status().ToString();
+      EXPECT_EQ(*read, row);
+    }
+    EXPECT_EQ(store->ListSchedules(std::nullopt, "", 10, 1 << 20, "")->rows, rows);
+  }
+  EXPECT_TRUE(keys_with('P').empty());
+  EXPECT_EQ(keys_with('p').size(), 2u);
 }
 
 // Paging resumes from a position, not from a timer looked up again: a page
