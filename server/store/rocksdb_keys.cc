@@ -4,6 +4,7 @@
 #include <rocksdb/db.h>
 #include <rocksdb/write_batch.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -109,62 +110,69 @@ void AddToBatch(const ScheduleChange& c, rocksdb::WriteBatch& batch) {
   }
 }
 
-Status AddFlowsToDueIndex(rocksdb::DB& db) {
-  std::string marker;
-  if (db.Get(rocksdb::ReadOptions(), kFlowsMarkerKey, &marker).ok()) return Status::Ok();
-  const std::string prefix(1, kDuePrefix);
-  std::string upper = prefix;
-  upper.back() = static_cast<char>(upper.back() + 1);
+namespace {
+
+// The upgrades' walk: `rewrite` adds to a batch what each key starting with
+// `prefix` (and its value) becomes; the batch is written every 20,000
+// entries, and `last` (a marker, or nothing) with the final write, which is
+// synced: until then a crash leaves the upgrade to be done again, never
+// half-seen (each write is atomic, and the old keys go in the write that
+// adds the new ones).
+using Rewrite =
+    std::function<void(const rocksdb::Slice& key, const rocksdb::Slice& value,
+                       rocksdb::WriteBatch& batch)>;
+Status RewritePrefix(rocksdb::DB& db, char prefix, const Rewrite& rewrite,
+                     const std::function<void(rocksdb::WriteBatch&)>& last) {
+  const std::string first(1, prefix);
+  const std::string upper(1, static_cast<char>(prefix + 1));
   rocksdb::Slice upper_slice(upper);
   rocksdb::ReadOptions ro;
   ro.iterate_upper_bound = &upper_slice;
   std::unique_ptr<rocksdb::Iterator> it(db.NewIterator(ro));
   rocksdb::WriteBatch batch;
   rocksdb::WriteOptions wo;
-  for (it->Seek(prefix); it->Valid(); it->Next()) {
-    const rocksdb::Slice k = it->key();
-    const std::string id(k.data() + kDueIdOffset, k.size() - kDueIdOffset);
-    std::string bytes;
-    std::string flow = "invalid";  // a record it cannot read keeps its due entry
-    if (db.Get(rocksdb::ReadOptions(), RecordKey(id), &bytes).ok()) {
-      if (Result<TimerRecord> r = DecodeRecord(id, bytes); r.ok()) flow = r->flow;
-    }
-    batch.Put(k, flow);
+  for (it->Seek(first); it->Valid(); it->Next()) {
+    rewrite(it->key(), it->value(), batch);
     if (batch.Count() >= 20'000) {
       if (rocksdb::Status s = db.Write(wo, &batch); !s.ok()) return ReadError(s);
       batch.Clear();
     }
   }
   if (!it->status().ok()) return ReadError(it->status());
-  batch.Put(kFlowsMarkerKey, "1");
+  last(batch);
+  if (batch.Count() == 0) return Status::Ok();
   wo.sync = true;
   if (rocksdb::Status s = db.Write(wo, &batch); !s.ok()) return ReadError(s);
   return Status::Ok();
 }
 
+}  // namespace
+
+Status AddFlowsToDueIndex(rocksdb::DB& db) {
+  std::string marker;
+  if (db.Get(rocksdb::ReadOptions(), kFlowsMarkerKey, &marker).ok()) return Status::Ok();
+  return RewritePrefix(
+      db, kDuePrefix,
+      [&db](const rocksdb::Slice& k, const rocksdb::Slice&, rocksdb::WriteBatch& batch) {
+        const std::string id(k.data() + kDueIdOffset, k.size() - kDueIdOffset);
+        std::string bytes;
+        std::string flow = "invalid";  // a record it cannot read keeps its due entry
+        if (db.Get(rocksdb::ReadOptions(), RecordKey(id), &bytes).ok()) {
+          if (Result<TimerRecord> r = DecodeRecord(id, bytes); r.ok()) flow = r->flow;
+        }
+        batch.Put(k, flow);
+      },
+      [](rocksdb::WriteBatch& batch) { batch.Put(kFlowsMarkerKey, "1"); });
+}
+
 Status MovePlansToTheirPrefix(rocksdb::DB& db) {
-  const std::string prefix(1, kOldSchedulePlanPrefix);
-  const std::string upper(1, static_cast<char>(kOldSchedulePlanPrefix + 1));
-  rocksdb::Slice upper_slice(upper);
-  rocksdb::ReadOptions ro;
-  ro.iterate_upper_bound = &upper_slice;
-  std::unique_ptr<rocksdb::Iterator> it(db.NewIterator(ro));
-  rocksdb::WriteBatch batch;
-  rocksdb::WriteOptions wo;
-  wo.sync = true;  // the old keys are gone only once the new ones are durable
-  for (it->Seek(prefix); it->Valid(); it->Next()) {
-    const rocksdb::Slice k = it->key();
-    batch.Put(SchedulePlanKey(std::string_view(k.data() + 1, k.size() - 1)), it->value());
-    batch.Delete(k);
-    if (batch.Count() >= 20'000) {
-      if (rocksdb::Status s = db.Write(wo, &batch); !s.ok()) return ReadError(s);
-      batch.Clear();
-    }
-  }
-  if (!it->status().ok()) return ReadError(it->status());
-  if (batch.Count() == 0) return Status::Ok();
-  if (rocksdb::Status s = db.Write(wo, &batch); !s.ok()) return ReadError(s);
-  return Status::Ok();
+  return RewritePrefix(
+      db, kOldSchedulePlanPrefix,
+      [](const rocksdb::Slice& k, const rocksdb::Slice& plan, rocksdb::WriteBatch& batch) {
+        batch.Put(SchedulePlanKey(std::string_view(k.data() + 1, k.size() - 1)), plan);
+        batch.Delete(k);
+      },
+      [](rocksdb::WriteBatch&) {});
 }
 
 }  // namespace tickwheel::server
