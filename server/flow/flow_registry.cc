@@ -3,8 +3,21 @@
 
 namespace tickwheel::server {
 
-void FlowRegistry::Replace(std::map<std::string, FlowSettings> all) {
+void FlowRegistry::Replace(std::map<std::string, FlowSettings> all, std::uint64_t read_from) {
   internal::MutexLock lock(mutex_);
+  for (auto it = set_at_.begin(); it != set_at_.end();) {
+    const std::string& flow = it->first;
+    if (it->second <= read_from) {  // the read saw that Set's write
+      it = set_at_.erase(it);
+      continue;
+    }
+    if (auto mine = settings_.find(flow); mine != settings_.end()) {
+      all[flow] = mine->second;
+    } else {
+      all.erase(flow);
+    }
+    ++it;
+  }
   if (all == settings_) return;
   settings_ = std::move(all);
   version_.fetch_add(1, std::memory_order_acq_rel);
@@ -17,7 +30,13 @@ void FlowRegistry::Set(const std::string& flow, std::optional<FlowSettings> sett
   } else {
     settings_.erase(flow);
   }
+  set_at_[flow] = ++sets_;
   version_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+std::uint64_t FlowRegistry::sets() const {
+  internal::MutexLock lock(mutex_);
+  return sets_;
 }
 
 std::optional<FlowSettings> FlowRegistry::Settings(const std::string& flow) const {

@@ -29,11 +29,15 @@ class FlowRegistry {
 
   const FlowDefaults& defaults() const { return defaults_; }
 
-  // The settings of every configured flow, as the store has them now (a
-  // refresh); a change of any of them bumps the version.
-  void Replace(std::map<std::string, FlowSettings> all);
+  // A refresh: the settings of every configured flow as a read of the store
+  // found them, a read that started when sets() was `read_from`. A flow this
+  // node Set since then keeps what Set gave it: the read may predate that
+  // write (it is newer, or as new). A change of any flow bumps the version.
+  void Replace(std::map<std::string, FlowSettings> all, std::uint64_t read_from);
   // One flow's settings were written (or deleted: nullopt) by this node.
   void Set(const std::string& flow, std::optional<FlowSettings> settings);
+  // How many Sets so far: taken before a refresh's read, for Replace.
+  std::uint64_t sets() const;
 
   std::optional<FlowSettings> Settings(const std::string& flow) const;
   std::map<std::string, FlowSettings> All() const;
@@ -57,6 +61,10 @@ class FlowRegistry {
   mutable internal::Mutex mutex_;
   std::map<std::string, FlowSettings> settings_ TW_GUARDED_BY(mutex_);
   std::map<std::string, std::int64_t> holds_ TW_GUARDED_BY(mutex_);
+  std::uint64_t sets_ TW_GUARDED_BY(mutex_) = 0;
+  // The flows Set since the oldest refresh that may still Replace: which
+  // Set (by sets_) wrote each last.
+  std::map<std::string, std::uint64_t> set_at_ TW_GUARDED_BY(mutex_);
   std::atomic<std::uint64_t> version_{1};
 };
 

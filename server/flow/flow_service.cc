@@ -16,6 +16,8 @@ FlowService::FlowService(TimerStore& store, FlowRegistry& registry, ServerClock&
       changed_(std::move(changed)) {}
 
 Status FlowService::Refresh() {
+  // Taken before the read: what this node writes meanwhile is not undone.
+  const std::uint64_t read_from = registry_.sets();
   Result<std::vector<std::pair<std::string, std::string>>> stored = store_.ListFlowSettings();
   if (!stored.ok()) return stored.status();
   std::map<std::string, FlowSettings> all;
@@ -27,7 +29,7 @@ Status FlowService::Refresh() {
     }
     all.emplace(key, std::move(*s));
   }
-  registry_.Replace(std::move(all));
+  registry_.Replace(std::move(all), read_from);
   return Status::Ok();
 }
 
