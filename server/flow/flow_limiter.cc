@@ -134,6 +134,15 @@ TimePoint FlowLimiter::StartAt(TimePoint now) {
   const auto interval = std::chrono::ceil<Duration>(std::chrono::duration<double>(1 / rate));
   const auto tolerance = std::chrono::floor<Duration>(
       std::chrono::duration<double>(std::max(0.0, CapacityNow() - 1) / rate));
+  // What was booked beyond now at another rate (the flow's was changed,
+  // or 429s lowered it, or it recovered) stands for as many starts at this
+  // one: a raised rate is not held to the old pace, a lowered one keeps to
+  // the new from the booked starts on.
+  if (paced_rate_ > 0 && paced_rate_ != rate && next_start_ > now) {
+    next_start_ = now + std::chrono::ceil<Duration>(std::chrono::duration<double>(
+                            Seconds(next_start_ - now) * paced_rate_ / rate));
+  }
+  paced_rate_ = rate;
   const TimePoint at = std::max(now, next_start_ - tolerance);
   next_start_ = std::max(next_start_, at) + interval;
   return at;

@@ -136,6 +136,7 @@ class FlowLimiter {
   // StartAt's: the theoretical time of the next start (GCRA); a start at
   // t goes at max(t, next_start_ - (capacity - 1) / rate).
   TimePoint next_start_{};
+  double paced_rate_ = 0;  // the rate next_start_ was booked at
 
   // Starts per 100 ms, the last second (slot = tenth of a second mod 10).
   std::array<std::int64_t, 10> starts_{};

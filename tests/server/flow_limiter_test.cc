@@ -167,6 +167,30 @@ TEST(FlowLimiterTest, SendsPacedAtTheStartKeepTheRateWhateverTheClaimsTake) {
   for (int i = 0; i < 1000; ++i) EXPECT_EQ(unlimited.StartAt(t), t);
 }
 
+// A change of rate applies to the sends not yet booked: a flow raised from
+// one send in 2 s is not held to that pace, and a lowered one spaces its
+// next sends at the new interval from the last one booked.
+TEST(FlowLimiterTest, PacedSendsFollowAChangeOfRate) {
+  const TimePoint t0 = TimePoint{} + seconds(10);
+  FlowLimiter raised;
+  raised.SetLimits({.rate_per_s = 0.5, .burst = 1}, t0);
+  EXPECT_EQ(raised.StartAt(t0), t0);  // the next is booked 2 s on
+  const TimePoint later = t0 + milliseconds(1);
+  raised.SetLimits({.rate_per_s = 1000, .burst = 1}, later);
+  EXPECT_LE(raised.StartAt(later), later + milliseconds(2));
+
+  FlowLimiter lowered;
+  lowered.SetLimits({.rate_per_s = 1000, .burst = 1}, t0);
+  std::vector<TimePoint> sent;
+  for (int i = 0; i < 100; ++i) sent.push_back(lowered.StartAt(t0));  // booked over 100 ms
+  lowered.SetLimits({.rate_per_s = 10, .burst = 1}, t0);
+  const std::size_t booked = sent.size();
+  for (int i = 0; i < 20; ++i) sent.push_back(lowered.StartAt(t0 + milliseconds(i)));
+  for (std::size_t i = booked; i < sent.size(); ++i) {
+    EXPECT_GE(sent[i] - sent[i - 1], milliseconds(100)) << "send " << i;
+  }
+}
+
 TEST(FlowLimiterTest, InFlightCapHoldsUntilAttemptsEnd) {
   Sender s({.max_in_flight = 4});
   EXPECT_EQ(s.limiter.Acquire(s.now(), 10), 4u);
