@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "store/record_codec.h"
+#include "store/rocksdb_scan.h"
 
 namespace tickwheel::server {
 namespace {
@@ -125,10 +126,7 @@ Status RewritePrefix(rocksdb::DB& db, char prefix, const Rewrite& rewrite,
                      const std::function<void(rocksdb::WriteBatch&)>& last) {
   const std::string first(1, prefix);
   const std::string upper(1, static_cast<char>(prefix + 1));
-  rocksdb::Slice upper_slice(upper);
-  rocksdb::ReadOptions ro;
-  ro.iterate_upper_bound = &upper_slice;
-  std::unique_ptr<rocksdb::Iterator> it(db.NewIterator(ro));
+  BoundedIterator it(db, upper);
   rocksdb::WriteBatch batch;
   rocksdb::WriteOptions wo;
   for (it->Seek(first); it->Valid(); it->Next()) {

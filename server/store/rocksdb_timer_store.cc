@@ -20,6 +20,7 @@
 #include "store/rocksdb_int64_add.h"
 #include "store/rocksdb_keys.h"
 #include "store/rocksdb_open.h"
+#include "store/rocksdb_scan.h"
 #include "store/rocksdb_txn.h"
 
 namespace tickwheel::server {
@@ -35,25 +36,20 @@ class RocksDbSnapshot final : public StoreSnapshot {
  public:
   RocksDbSnapshot(const RocksDbTimerStore& store, std::uint64_t generation,
                   const rocksdb::Snapshot* snapshot, StateCounts counts, std::int64_t taken_ms)
-      : store_(store),
-        generation_(generation),
-        snapshot_(snapshot),
-        counts_(counts),
-        taken_ms_(taken_ms) {}
+      : store_(store), generation_(generation), snapshot_(snapshot) {
+    counts_ = counts;
+    taken_ms_ = taken_ms;
+  }
   ~RocksDbSnapshot() override;
 
   Result<Page> Timers(const std::optional<std::string>& after, std::size_t limit,
                       std::size_t max_bytes, unsigned states) override;
   Result<Rest> SchedulesAndFlows() override;
-  const StateCounts& counts() const override { return counts_; }
-  std::int64_t taken_ms() const override { return taken_ms_; }
 
  private:
   const RocksDbTimerStore& store_;
   const std::uint64_t generation_;
   const rocksdb::Snapshot* const snapshot_;
-  const StateCounts counts_;
-  const std::int64_t taken_ms_;
 };
 
 class RocksDbTimerStore final : public TimerStore {
@@ -100,10 +96,7 @@ class RocksDbTimerStore final : public TimerStore {
     if (!db_) return Recovering();
     const std::string lower = DueKey(from.due_ms, from.id);
     const std::string upper = DueKey(to_ms, "");
-    rocksdb::Slice upper_slice(upper);
-    rocksdb::ReadOptions ro;
-    ro.iterate_upper_bound = &upper_slice;
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+    BoundedIterator it(*db_, upper);
     std::size_t skipped = 0;
     for (it->Seek(lower); it->Valid() && out.entries.size() < limit; it->Next()) {
       const rocksdb::Slice k = it->key();
@@ -132,10 +125,7 @@ class RocksDbTimerStore final : public TimerStore {
     internal::ReaderLock lock(db_mutex_);
     if (!db_) return Recovering();
     const std::string upper = DueKey(to_ms, "");
-    rocksdb::Slice upper_slice(upper);
-    rocksdb::ReadOptions ro;
-    ro.iterate_upper_bound = &upper_slice;
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+    BoundedIterator it(*db_, upper);
     std::size_t others = 0;
     for (it->Seek(DueKey(from.due_ms, from.id)); it->Valid() && out.entries.size() < limit;
          it->Next()) {
@@ -163,10 +153,7 @@ class RocksDbTimerStore final : public TimerStore {
     internal::ReaderLock lock(db_mutex_);
     if (!db_) return Recovering();
     const std::string upper = DueKey(before_ms, "");
-    rocksdb::Slice upper_slice(upper);
-    rocksdb::ReadOptions ro;
-    ro.iterate_upper_bound = &upper_slice;
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+    BoundedIterator it(*db_, upper);
     const std::size_t look_at = cap * 10;
     std::size_t looked = 0;
     for (it->Seek(std::string(1, kDuePrefix)); it->Valid(); it->Next()) {
@@ -210,12 +197,8 @@ class RocksDbTimerStore final : public TimerStore {
     if (!db_) return Recovering();
     std::vector<std::pair<std::string, std::string>> out;
     const std::string prefix(1, kFlowSettingsPrefix);
-    std::string upper = prefix;
-    upper.back() = static_cast<char>(upper.back() + 1);
-    rocksdb::Slice upper_slice(upper);
-    rocksdb::ReadOptions ro;
-    ro.iterate_upper_bound = &upper_slice;
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+    const std::string upper = PrefixEnd(prefix);
+    BoundedIterator it(*db_, upper);
     for (it->Seek(prefix); it->Valid(); it->Next()) {
       out.emplace_back(it->key().ToString().substr(1), it->value().ToString());
     }
@@ -237,12 +220,8 @@ class RocksDbTimerStore final : public TimerStore {
     auto key_at = [&](std::int64_t time, std::string_view id) {
       return scheduled ? DueKey(time, id) : StateKey(state, time, id);
     };
-    std::string upper = prefix;
-    upper.back() = static_cast<char>(upper.back() + 1);
-    rocksdb::Slice upper_slice(upper);
-    rocksdb::ReadOptions ro;
-    ro.iterate_upper_bound = &upper_slice;
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+    const std::string upper = PrefixEnd(prefix);
+    BoundedIterator it(*db_, upper);
     const std::string start = after ? key_at(after->time_ms, after->id) : prefix;
     it->Seek(start);
     if (after && it->Valid() && it->key() == rocksdb::Slice(start)) it->Next();
@@ -278,10 +257,7 @@ class RocksDbTimerStore final : public TimerStore {
     std::vector<std::string> ids;
     const std::string prefix = StatePrefix(state);
     const std::string upper = StateKey(state, before_ms, "");
-    rocksdb::Slice upper_slice(upper);
-    rocksdb::ReadOptions ro;
-    ro.iterate_upper_bound = &upper_slice;
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+    BoundedIterator it(*db_, upper);
     for (it->Seek(prefix); it->Valid() && ids.size() < limit; it->Next()) {
       ids.emplace_back(it->key().data() + kStateIdOffset, it->key().size() - kStateIdOffset);
     }
@@ -313,10 +289,7 @@ class RocksDbTimerStore final : public TimerStore {
         state ? ScheduleStatePrefix(*state) : std::string(1, kScheduleRecordPrefix);
     const std::string lower = space + prefix;
     const std::string upper = lower + '\xff';  // ids are ASCII
-    rocksdb::Slice upper_slice(upper);
-    rocksdb::ReadOptions ro;
-    ro.iterate_upper_bound = &upper_slice;
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+    BoundedIterator it(*db_, upper);
     const std::string start = after.empty() ? lower : std::max(lower, space + after);
     it->Seek(start);
     if (!after.empty() && it->Valid() && it->key() == rocksdb::Slice(space + after)) it->Next();
@@ -388,10 +361,7 @@ class RocksDbTimerStore final : public TimerStore {
     internal::ReaderLock lock(db_mutex_);
     if (!db_) return Recovering();
     const std::string upper = DueKey(*std::max_element(before_ms.begin(), before_ms.end()), "");
-    rocksdb::Slice upper_slice(upper);
-    rocksdb::ReadOptions ro;
-    ro.iterate_upper_bound = &upper_slice;
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+    BoundedIterator it(*db_, upper);
     std::size_t looked = 0;
     for (it->Seek(std::string(1, kDuePrefix)); it->Valid() && looked < cap; it->Next(), ++looked) {
       const std::int64_t due = ReadBigEndian(it->key().data() + 1);
@@ -452,12 +422,10 @@ class RocksDbTimerStore final : public TimerStore {
           "start the export again");
     }
     const std::string upper(1, static_cast<char>(kRecordPrefix + 1));
-    rocksdb::Slice upper_slice(upper);
     rocksdb::ReadOptions ro;
     ro.snapshot = snapshot;
-    ro.iterate_upper_bound = &upper_slice;
     ro.fill_cache = false;  // a pass over everything: keep the hot blocks cached
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+    BoundedIterator it(*db_, upper, ro);
     const std::string start = after ? RecordKey(*after) : std::string(1, kRecordPrefix);
     it->Seek(start);
     if (after && it->Valid() && it->key() == rocksdb::Slice(start)) it->Next();
@@ -494,11 +462,9 @@ class RocksDbTimerStore final : public TimerStore {
     }
     const std::string lower(1, prefix);
     const std::string upper(1, static_cast<char>(prefix + 1));
-    rocksdb::Slice upper_slice(upper);
     rocksdb::ReadOptions ro;
     ro.snapshot = snapshot;
-    ro.iterate_upper_bound = &upper_slice;
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+    BoundedIterator it(*db_, upper, ro);
     std::vector<std::pair<std::string, std::string>> out;
     for (it->Seek(lower); it->Valid(); it->Next()) {
       out.emplace_back(it->key().ToString().substr(1), it->value().ToString());
