@@ -31,14 +31,10 @@ class PgSnapshot final : public StoreSnapshot {
   Result<Page> Timers(const std::optional<std::string>& after, std::size_t limit,
                       std::size_t max_bytes, unsigned states) override;
   Result<Rest> SchedulesAndFlows() override;
-  const StateCounts& counts() const override { return counts_; }
-  std::int64_t taken_ms() const override { return taken_ms_; }
 
  private:
   explicit PgSnapshot(std::unique_ptr<PgConnection> conn) : conn_(std::move(conn)) {}
   std::unique_ptr<PgConnection> conn_;
-  StateCounts counts_{};
-  std::int64_t taken_ms_ = 0;
 };
 
 }  // namespace tickwheel::server

@@ -211,9 +211,14 @@ class StoreSnapshot {
   };
   virtual Result<Rest> SchedulesAndFlows() = 0;
   // Timers per state in the snapshot.
-  virtual const StateCounts& counts() const = 0;
+  const StateCounts& counts() const { return counts_; }
   // When it was taken, Unix ms (the database's clock for PostgreSQL).
-  virtual std::int64_t taken_ms() const = 0;
+  std::int64_t taken_ms() const { return taken_ms_; }
+
+ protected:
+  // Set by the store as it takes the snapshot.
+  StateCounts counts_{};
+  std::int64_t taken_ms_ = 0;
 };
 inline constexpr unsigned kAllStates = (1u << kNumStates) - 1;
 
