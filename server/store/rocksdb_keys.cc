@@ -125,8 +125,7 @@ using Rewrite =
 Status RewritePrefix(rocksdb::DB& db, char prefix, const Rewrite& rewrite,
                      const std::function<void(rocksdb::WriteBatch&)>& last) {
   const std::string first(1, prefix);
-  const std::string upper(1, static_cast<char>(prefix + 1));
-  BoundedIterator it(db, upper);
+  BoundedIterator it(db, PrefixEnd(first));
   rocksdb::WriteBatch batch;
   rocksdb::WriteOptions wo;
   for (it->Seek(first); it->Valid(); it->Next()) {

@@ -421,7 +421,7 @@ class RocksDbTimerStore final : public TimerStore {
           "the store was reopened (after a write error) or closed during the export; "
           "start the export again");
     }
-    const std::string upper(1, static_cast<char>(kRecordPrefix + 1));
+    const std::string upper = PrefixEnd(std::string(1, kRecordPrefix));
     rocksdb::ReadOptions ro;
     ro.snapshot = snapshot;
     ro.fill_cache = false;  // a pass over everything: keep the hot blocks cached
@@ -461,7 +461,7 @@ class RocksDbTimerStore final : public TimerStore {
           "start the export again");
     }
     const std::string lower(1, prefix);
-    const std::string upper(1, static_cast<char>(prefix + 1));
+    const std::string upper = PrefixEnd(lower);
     rocksdb::ReadOptions ro;
     ro.snapshot = snapshot;
     BoundedIterator it(*db_, upper, ro);
