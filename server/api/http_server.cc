@@ -64,15 +64,16 @@ Result<std::shared_ptr<asio::ssl::context>> MakeTlsServerContext(const std::stri
   return ctx;
 }
 
-HttpServer::HttpServer(asio::io_context& ioc, const std::vector<tcp::endpoint>& at,
+HttpServer::HttpServer(std::vector<asio::io_context*> contexts, const std::vector<tcp::endpoint>& at,
                        HttpServerOptions options, HttpAdmit admit)
-    : ioc_(ioc), options_(std::move(options)), admit_(std::move(admit)) {
+    : contexts_(std::move(contexts)), options_(std::move(options)), admit_(std::move(admit)) {
+  state_->per_context = std::vector<std::atomic<std::size_t>>(contexts_.size());
   std::optional<boost::system::system_error> first_error;
   unsigned short port = at.empty() ? 0 : at.front().port();
   for (tcp::endpoint endpoint : at) {
     // Port 0: the port the first address got, so that all share one.
     if (endpoint.port() == 0) endpoint.port(port);
-    auto acceptor = std::make_unique<tcp::acceptor>(ioc);
+    auto acceptor = std::make_unique<tcp::acceptor>(*contexts_.front());
     try {
       acceptor->open(endpoint.protocol());
       acceptor->set_option(asio::socket_base::reuse_address(true));
@@ -119,14 +120,23 @@ void HttpServer::StopAccepting() {
   });
 }
 
+std::size_t HttpServer::LeastBusyContext() const {
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < contexts_.size(); ++i) {
+    if (state_->per_context[i].load() < state_->per_context[best].load()) best = i;
+  }
+  return best;
+}
+
 asio::awaitable<void> HttpServer::Accept(tcp::acceptor& acceptor) {
   asio::steady_timer pause(strand_);
   auto last_warning = std::chrono::steady_clock::time_point();
   auto last_client_warning = std::chrono::steady_clock::time_point();
   for (;;) {
     boost::system::error_code ec;
+    const std::size_t context = LeastBusyContext();
     tcp::socket socket = co_await acceptor.async_accept(
-        asio::make_strand(ioc_), asio::redirect_error(asio::use_awaitable, ec));
+        asio::make_strand(*contexts_[context]), asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
       if (!acceptor.is_open()) co_return;
       // Out of file descriptors (or another resource): pause rather than
@@ -179,9 +189,12 @@ asio::awaitable<void> HttpServer::Accept(tcp::acceptor& acceptor) {
       if (--state_->clients[client] == 0) state_->clients.erase(client);
       continue;
     }
+    // Counted here, before the next accept picks a context.
+    state_->per_context[context].fetch_add(1);
     auto executor = socket.get_executor();
     asio::co_spawn(executor,
-                   Serve(std::move(socket), std::move(client), open >= options_.max_connections),
+                   Serve(std::move(socket), std::move(client), context,
+                         open >= options_.max_connections),
                    asio::detached);
   }
 }
@@ -206,19 +219,22 @@ asio::awaitable<void> Linger(Stream& stream) {
 
 }  // namespace
 
-asio::awaitable<void> HttpServer::Serve(tcp::socket socket, std::string client, bool overflow) {
+asio::awaitable<void> HttpServer::Serve(tcp::socket socket, std::string client,
+                                        std::size_t context, bool overflow) {
   const std::shared_ptr<State> state = state_;
   state->connections.fetch_add(1);
   struct Count {
     std::shared_ptr<State> s;
     std::string client;
+    std::size_t context;
     ~Count() {
       s->connections.fetch_sub(1);
+      s->per_context[context].fetch_sub(1);
       internal::MutexLock lock(s->clients_mutex);
       auto it = s->clients.find(client);
       if (it != s->clients.end() && --it->second == 0) s->clients.erase(it);
     }
-  } count{state, std::move(client)};
+  } count{state, std::move(client), context};
   boost::system::error_code ec;
   socket.set_option(tcp::no_delay(true), ec);
   if (!options_.tls) {

@@ -82,8 +82,8 @@ Result<std::shared_ptr<boost::asio::ssl::context>> MakeTlsServerContext(
 // once. A body over body_limit is answered 413. When the process is out of
 // file descriptors, accepting pauses instead of spinning.
 //
-// Thread safety: runs on the io_context it is given (any number of
-// threads); each connection is served by one coroutine on its own strand.
+// Thread safety: runs on the io_contexts it is given; each connection is
+// served by one coroutine on its own strand, on one of them.
 class HttpServer {
  public:
   static constexpr std::size_t kOverflowConnections = 64;
@@ -93,8 +93,21 @@ class HttpServer {
   // resolved to; port 0: one free port shared by all); an address that
   // cannot be bound is skipped with a warning while another one is bound.
   // Throws boost::system::system_error if none can be.
+  //
+  // Listens on the first of `contexts`, and serves each new connection on
+  // the one that holds the fewest open connections. Given one context, any
+  // number of threads may run it. Given several, each is meant to be run
+  // by one thread of its own: a connection then stays on one thread, so a
+  // request's steps do not wake the others (docs/performance.md, "A lone
+  // create"), and a thread blocked in a request stalls only its own
+  // connections.
+  HttpServer(std::vector<boost::asio::io_context*> contexts,
+             const std::vector<boost::asio::ip::tcp::endpoint>& at, HttpServerOptions options,
+             HttpAdmit admit);
   HttpServer(boost::asio::io_context& ioc, const std::vector<boost::asio::ip::tcp::endpoint>& at,
-             HttpServerOptions options, HttpAdmit admit);
+             HttpServerOptions options, HttpAdmit admit)
+      : HttpServer(std::vector<boost::asio::io_context*>{&ioc}, at, std::move(options),
+                   std::move(admit)) {}
 
   void Start();
   // From now on every answer closes its connection (clients reconnect,
@@ -122,14 +135,18 @@ class HttpServer {
     std::atomic<bool> closing{false};
     std::atomic<std::uint64_t> overloaded{0};
     std::atomic<std::uint64_t> refused_per_client{0};
+    // Open connections per context (HttpServer's contexts, same order).
+    std::vector<std::atomic<std::size_t>> per_context;
     internal::Mutex clients_mutex;
     // Open connections per client address.
     std::unordered_map<std::string, std::size_t> clients TW_GUARDED_BY(clients_mutex);
   };
 
   boost::asio::awaitable<void> Accept(boost::asio::ip::tcp::acceptor& acceptor);
+  // The context holding the fewest open connections.
+  std::size_t LeastBusyContext() const;
   boost::asio::awaitable<void> Serve(boost::asio::ip::tcp::socket socket, std::string client,
-                                     bool overflow);
+                                     std::size_t context, bool overflow);
   // Serves requests until the connection ends; true if it ended with a
   // body left unread (the caller lingers before closing).
   template <typename Stream>
@@ -137,9 +154,10 @@ class HttpServer {
   // 413 body_too_large, or 400 bad_request saying what does not parse.
   Status ParseError(const boost::system::error_code& ec) const;
 
-  boost::asio::io_context& ioc_;
+  const std::vector<boost::asio::io_context*> contexts_;  // not empty
+  // The acceptors', on the first context.
   boost::asio::strand<boost::asio::io_context::executor_type> strand_{
-      boost::asio::make_strand(ioc_)};
+      boost::asio::make_strand(*contexts_.front())};
   std::vector<std::unique_ptr<boost::asio::ip::tcp::acceptor>> acceptors_;
   const HttpServerOptions options_;
   const HttpAdmit admit_;

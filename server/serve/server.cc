@@ -160,7 +160,11 @@ Result<Security> MakeSecurity(const ServeOptions& options, const tcp::endpoint& 
 }  // namespace
 
 Server::Server(const ServeOptions& options, ServerClock& clock)
-    : options_(options), clock_(clock), ioc_(static_cast<int>(std::max(1u, options.threads))) {}
+    : options_(options), clock_(clock) {
+  for (unsigned i = 0; i < std::max(1u, options.threads); ++i) {
+    http_contexts_.push_back(std::make_unique<boost::asio::io_context>(1));
+  }
+}
 
 Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, ServerClock& clock) {
   Result<std::vector<tcp::endpoint>> endpoints = ResolveListen(options.listen);
@@ -180,8 +184,10 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
   HttpServerOptions http_options = options.http;
   http_options.tls = security->api_tls;
   try {
+    std::vector<boost::asio::io_context*> contexts;
+    for (const auto& c : s->http_contexts_) contexts.push_back(c.get());
     s->http_ = std::make_unique<HttpServer>(
-        s->ioc_, *endpoints, http_options,
+        std::move(contexts), *endpoints, http_options,
         [raw](const HttpRequest& head) { return raw->api_->Admit(head); });
   } catch (const boost::system::system_error& e) {
     return Status::Unavailable("cannot listen on " + options.listen + ": " + e.code().message() +
@@ -410,8 +416,12 @@ Result<std::unique_ptr<Server>> Server::Start(const ServeOptions& options, Serve
   s->flow_refresher_ = std::make_unique<internal::PeriodicThread>(
       clock.steady(), std::chrono::seconds(1), [raw] { raw->RefreshFlows(); });
   s->http_->Start();
-  for (unsigned i = 0; i < std::max(1u, options.threads); ++i) {
-    s->http_threads_.emplace_back([raw] { raw->ioc_.run(); });
+  for (const auto& context : s->http_contexts_) {
+    s->http_threads_.emplace_back([c = context.get()] {
+      // Runs until Drain stops it, even while it has no connection yet.
+      auto work = boost::asio::make_work_guard(*c);
+      c->run();
+    });
   }
   s->started_ = true;
   const std::string urls = ListenUrls(s->http_->endpoints(), http_options.tls != nullptr);
@@ -587,7 +597,7 @@ void Server::Drain(const std::function<bool()>& cut_short) {
   http_->StopAccepting();
   WaitFor([&] { return http_->open_connections() == 0; },
           std::chrono::steady_clock::now() + std::chrono::seconds(2), cut_short);
-  ioc_.stop();
+  for (const auto& context : http_contexts_) context->stop();
   for (auto& t : http_threads_) t.join();
   admin_pool_->join();  // backups and export pages in progress finish
   exports_->Clear();    // their snapshots go before the store closes

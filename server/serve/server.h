@@ -56,7 +56,8 @@ class Server {
   // everything and closes the store. Idempotent.
   void Drain(const std::function<bool()>& cut_short);
 
-  boost::asio::io_context& io_context() { return ioc_; }
+  // The first HTTP thread's (for signal handling).
+  boost::asio::io_context& io_context() { return *http_contexts_.front(); }
   unsigned short port() const { return http_->port(); }
 
  private:
@@ -105,7 +106,9 @@ class Server {
   std::unique_ptr<AdminHandlers> admin_;
   std::atomic<bool> writes_paused_{false};
   std::unique_ptr<Api> api_;
-  boost::asio::io_context ioc_;
+  // One per HTTP thread (--threads), each run by its thread alone: a
+  // connection stays on the thread that accepted it (HttpServer).
+  std::vector<std::unique_ptr<boost::asio::io_context>> http_contexts_;
   std::unique_ptr<HttpServer> http_;
   std::unique_ptr<Retention> retention_;
   std::unique_ptr<NotificationListener> notifications_;  // cluster mode

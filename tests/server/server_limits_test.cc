@@ -70,6 +70,26 @@ TEST(ServerLimitsTest, ConnectionsOverTheLimitAre503ButHealthzAnswers) {
   EXPECT_EQ(server.Terminate(), 0) << server.log();
 }
 
+// Each HTTP thread serves the connections placed on it (one io_context per
+// thread), from the first: three kept-alive connections on three threads
+// are each answered, again and again.
+TEST(ServerLimitsTest, EveryHttpThreadServesTheConnectionsPlacedOnIt) {
+  TempDir dir;
+  ServerProcess server(Binary(), dir.path() + "/data", {"--threads", "3"});
+  ASSERT_TRUE(server.Start());
+  std::vector<std::unique_ptr<RawConnection>> held;
+  for (int i = 0; i < 3; ++i) held.push_back(std::make_unique<RawConnection>(server.port()));
+  for (int round = 0; round < 3; ++round) {
+    for (std::size_t i = 0; i < held.size(); ++i) {
+      held[i]->Send(Request("GET", "/healthz"));
+      const std::string answer = held[i]->ReadResponse(std::chrono::seconds(10));
+      ASSERT_EQ(RawConnection::StatusOf(answer), 200) << "connection " << i << ": " << answer;
+    }
+  }
+  held.clear();
+  EXPECT_EQ(server.Terminate(), 0) << server.log();
+}
+
 // Request bodies hold memory from their Content-Length on: a request that
 // does not fit is answered 503 before its body is read, /healthz answers
 // meanwhile, and it fits again once the first one is done.
