@@ -95,7 +95,8 @@ class HttpServer {
   // Throws boost::system::system_error if none can be.
   //
   // Listens on the first of `contexts`, and serves each new connection on
-  // the one that holds the fewest open connections. Given one context, any
+  // the one that held the fewest open connections when the accept that
+  // took it began (right after the previous one). Given one context, any
   // number of threads may run it. Given several, each is meant to be run
   // by one thread of its own: a connection then stays on one thread, so a
   // request's steps do not wake the others (docs/performance.md, "A lone
@@ -143,7 +144,7 @@ class HttpServer {
   };
 
   boost::asio::awaitable<void> Accept(boost::asio::ip::tcp::acceptor& acceptor);
-  // The context holding the fewest open connections.
+  // The context holding the fewest open connections (the first on a tie).
   std::size_t LeastBusyContext() const;
   boost::asio::awaitable<void> Serve(boost::asio::ip::tcp::socket socket, std::string client,
                                      std::size_t context, bool overflow);
