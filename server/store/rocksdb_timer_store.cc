@@ -95,8 +95,7 @@ class RocksDbTimerStore final : public TimerStore {
     internal::ReaderLock lock(db_mutex_);
     if (!db_) return Recovering();
     const std::string lower = DueKey(from.due_ms, from.id);
-    const std::string upper = DueKey(to_ms, "");
-    BoundedIterator it(*db_, upper);
+    BoundedIterator it(*db_, DueKey(to_ms, ""));
     std::size_t skipped = 0;
     for (it->Seek(lower); it->Valid() && out.entries.size() < limit; it->Next()) {
       const rocksdb::Slice k = it->key();
@@ -124,8 +123,7 @@ class RocksDbTimerStore final : public TimerStore {
     ReopenIfBroken();
     internal::ReaderLock lock(db_mutex_);
     if (!db_) return Recovering();
-    const std::string upper = DueKey(to_ms, "");
-    BoundedIterator it(*db_, upper);
+    BoundedIterator it(*db_, DueKey(to_ms, ""));
     std::size_t others = 0;
     for (it->Seek(DueKey(from.due_ms, from.id)); it->Valid() && out.entries.size() < limit;
          it->Next()) {
@@ -152,8 +150,7 @@ class RocksDbTimerStore final : public TimerStore {
     ReopenIfBroken();
     internal::ReaderLock lock(db_mutex_);
     if (!db_) return Recovering();
-    const std::string upper = DueKey(before_ms, "");
-    BoundedIterator it(*db_, upper);
+    BoundedIterator it(*db_, DueKey(before_ms, ""));
     const std::size_t look_at = cap * 10;
     std::size_t looked = 0;
     for (it->Seek(std::string(1, kDuePrefix)); it->Valid(); it->Next()) {
@@ -197,8 +194,7 @@ class RocksDbTimerStore final : public TimerStore {
     if (!db_) return Recovering();
     std::vector<std::pair<std::string, std::string>> out;
     const std::string prefix(1, kFlowSettingsPrefix);
-    const std::string upper = PrefixEnd(prefix);
-    BoundedIterator it(*db_, upper);
+    BoundedIterator it(*db_, PrefixEnd(prefix));
     for (it->Seek(prefix); it->Valid(); it->Next()) {
       out.emplace_back(it->key().ToString().substr(1), it->value().ToString());
     }
@@ -220,8 +216,7 @@ class RocksDbTimerStore final : public TimerStore {
     auto key_at = [&](std::int64_t time, std::string_view id) {
       return scheduled ? DueKey(time, id) : StateKey(state, time, id);
     };
-    const std::string upper = PrefixEnd(prefix);
-    BoundedIterator it(*db_, upper);
+    BoundedIterator it(*db_, PrefixEnd(prefix));
     const std::string start = after ? key_at(after->time_ms, after->id) : prefix;
     it->Seek(start);
     if (after && it->Valid() && it->key() == rocksdb::Slice(start)) it->Next();
@@ -256,8 +251,7 @@ class RocksDbTimerStore final : public TimerStore {
     if (!db_) return Recovering();
     std::vector<std::string> ids;
     const std::string prefix = StatePrefix(state);
-    const std::string upper = StateKey(state, before_ms, "");
-    BoundedIterator it(*db_, upper);
+    BoundedIterator it(*db_, StateKey(state, before_ms, ""));
     for (it->Seek(prefix); it->Valid() && ids.size() < limit; it->Next()) {
       ids.emplace_back(it->key().data() + kStateIdOffset, it->key().size() - kStateIdOffset);
     }
@@ -288,8 +282,7 @@ class RocksDbTimerStore final : public TimerStore {
     const std::string space =
         state ? ScheduleStatePrefix(*state) : std::string(1, kScheduleRecordPrefix);
     const std::string lower = space + prefix;
-    const std::string upper = lower + '\xff';  // ids are ASCII
-    BoundedIterator it(*db_, upper);
+    BoundedIterator it(*db_, lower + '\xff');  // ids are ASCII
     const std::string start = after.empty() ? lower : std::max(lower, space + after);
     it->Seek(start);
     if (!after.empty() && it->Valid() && it->key() == rocksdb::Slice(space + after)) it->Next();
@@ -360,8 +353,7 @@ class RocksDbTimerStore final : public TimerStore {
     ReopenIfBroken();
     internal::ReaderLock lock(db_mutex_);
     if (!db_) return Recovering();
-    const std::string upper = DueKey(*std::max_element(before_ms.begin(), before_ms.end()), "");
-    BoundedIterator it(*db_, upper);
+    BoundedIterator it(*db_, DueKey(*std::max_element(before_ms.begin(), before_ms.end()), ""));
     std::size_t looked = 0;
     for (it->Seek(std::string(1, kDuePrefix)); it->Valid() && looked < cap; it->Next(), ++looked) {
       const std::int64_t due = ReadBigEndian(it->key().data() + 1);
@@ -421,11 +413,10 @@ class RocksDbTimerStore final : public TimerStore {
           "the store was reopened (after a write error) or closed during the export; "
           "start the export again");
     }
-    const std::string upper = PrefixEnd(std::string(1, kRecordPrefix));
     rocksdb::ReadOptions ro;
     ro.snapshot = snapshot;
     ro.fill_cache = false;  // a pass over everything: keep the hot blocks cached
-    BoundedIterator it(*db_, upper, ro);
+    BoundedIterator it(*db_, PrefixEnd(std::string(1, kRecordPrefix)), ro);
     const std::string start = after ? RecordKey(*after) : std::string(1, kRecordPrefix);
     it->Seek(start);
     if (after && it->Valid() && it->key() == rocksdb::Slice(start)) it->Next();
@@ -461,10 +452,9 @@ class RocksDbTimerStore final : public TimerStore {
           "start the export again");
     }
     const std::string lower(1, prefix);
-    const std::string upper = PrefixEnd(lower);
     rocksdb::ReadOptions ro;
     ro.snapshot = snapshot;
-    BoundedIterator it(*db_, upper, ro);
+    BoundedIterator it(*db_, PrefixEnd(lower), ro);
     std::vector<std::pair<std::string, std::string>> out;
     for (it->Seek(lower); it->Valid(); it->Next()) {
       out.emplace_back(it->key().ToString().substr(1), it->value().ToString());
