@@ -102,16 +102,28 @@ Result<PgResult> PgConnection::ExecBinary(const std::string& sql, const PgParams
 Result<PgResult> PgConnection::Run(const std::string& sql, const PgParams& params,
                                    int result_format) {
   std::vector<const char*> values;
+  std::vector<int> lengths, formats;  // given to libpq only if a parameter is binary
   values.reserve(params.size());
-  for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
+  lengths.reserve(params.size());
+  formats.reserve(params.size());
+  bool any_binary = false;
+  for (const PgParam& p : params) {
+    values.push_back(p.value ? p.value->data() : nullptr);
+    lengths.push_back(p.value ? static_cast<int>(p.value->size()) : 0);
+    formats.push_back(p.binary ? 1 : 0);
+    any_binary = any_binary || p.binary;
+  }
+  const int* length_of = any_binary ? lengths.data() : nullptr;
+  const int* format_of = any_binary ? formats.data() : nullptr;
   const int n = static_cast<int>(values.size());
   Result<std::string> name = Prepared(sql, n);
   if (!name.ok()) return name.status();
   pg_result* raw =
       name->empty()
-          ? PQexecParams(conn_, sql.c_str(), n, nullptr, values.data(), nullptr, nullptr,
+          ? PQexecParams(conn_, sql.c_str(), n, nullptr, values.data(), length_of, format_of,
                          result_format)
-          : PQexecPrepared(conn_, name->c_str(), n, values.data(), nullptr, nullptr, result_format);
+          : PQexecPrepared(conn_, name->c_str(), n, values.data(), length_of, format_of,
+                           result_format);
   const ExecStatusType status = raw ? PQresultStatus(raw) : PGRES_FATAL_ERROR;
   if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return PgResult(raw);
   const char* state = raw ? PQresultErrorField(raw, PG_DIAG_SQLSTATE) : nullptr;
@@ -209,6 +221,71 @@ std::string PgByteaArray(const std::vector<std::string>& values) {
     out += '"';
   }
   return out + '}';
+}
+
+namespace {
+
+// PostgreSQL's type OIDs (pg_type.dat) of the elements.
+constexpr std::uint32_t kInt2Oid = 21, kInt4Oid = 23, kInt8Oid = 20, kTextOid = 25,
+                        kByteaOid = 17;
+
+void AppendBigEndian(std::string& out, std::uint64_t v, int bytes) {
+  for (int i = bytes - 1; i >= 0; --i) out += static_cast<char>((v >> (8 * i)) & 0xff);
+}
+
+// array_recv's header: one dimension (none when empty), no NULLs, the
+// element type, then the dimension's length and lower bound (1).
+std::string BinaryArrayHeader(std::uint32_t element_oid, std::size_t count,
+                              std::size_t payload_bytes) {
+  std::string out;
+  out.reserve(20 + payload_bytes);
+  AppendBigEndian(out, count == 0 ? 0 : 1, 4);
+  AppendBigEndian(out, 0, 4);
+  AppendBigEndian(out, element_oid, 4);
+  if (count > 0) {
+    AppendBigEndian(out, count, 4);
+    AppendBigEndian(out, 1, 4);
+  }
+  return out;
+}
+
+PgParam BinaryBytesArray(std::uint32_t element_oid, const std::vector<std::string>& values) {
+  std::size_t payload = 0;
+  for (const std::string& v : values) payload += 4 + v.size();
+  std::string out = BinaryArrayHeader(element_oid, values.size(), payload);
+  for (const std::string& v : values) {
+    AppendBigEndian(out, v.size(), 4);
+    out += v;
+  }
+  return PgParam::Binary(std::move(out));
+}
+
+PgParam BinaryIntegerArray(std::uint32_t element_oid, int width,
+                           const std::vector<std::int64_t>& values) {
+  std::string out = BinaryArrayHeader(element_oid, values.size(), values.size() * (4 + width));
+  for (std::int64_t v : values) {
+    AppendBigEndian(out, static_cast<std::uint64_t>(width), 4);
+    AppendBigEndian(out, static_cast<std::uint64_t>(v), width);
+  }
+  return PgParam::Binary(std::move(out));
+}
+
+}  // namespace
+
+PgParam PgBinaryTextArray(const std::vector<std::string>& values) {
+  return BinaryBytesArray(kTextOid, values);
+}
+PgParam PgBinaryByteaArray(const std::vector<std::string>& values) {
+  return BinaryBytesArray(kByteaOid, values);
+}
+PgParam PgBinaryBigintArray(const std::vector<std::int64_t>& values) {
+  return BinaryIntegerArray(kInt8Oid, 8, values);
+}
+PgParam PgBinaryIntArray(const std::vector<std::int64_t>& values) {
+  return BinaryIntegerArray(kInt4Oid, 4, values);
+}
+PgParam PgBinarySmallintArray(const std::vector<std::int64_t>& values) {
+  return BinaryIntegerArray(kInt2Oid, 2, values);
 }
 
 }  // namespace tickwheel::server

@@ -40,8 +40,24 @@ class PgResult {
   pg_result* result_;
 };
 
-// Statement parameters, as text (nullopt is NULL).
-using PgParams = std::vector<std::optional<std::string>>;
+// One statement parameter: in PostgreSQL's text input form (a string
+// converts to one), or in its binary form (the PgBinary* arrays below, for
+// the write path's many-row statements: nothing to quote, escape or hex,
+// and nothing for PostgreSQL to parse), or NULL (nullopt).
+struct PgParam {
+  PgParam(std::string text) : value(std::move(text)) {}
+  PgParam(const char* text) : value(text) {}
+  PgParam(std::optional<std::string> text) : value(std::move(text)) {}
+  PgParam(std::nullopt_t) {}
+  static PgParam Binary(std::string bytes) {
+    PgParam p(std::move(bytes));
+    p.binary = true;
+    return p;
+  }
+  std::optional<std::string> value;
+  bool binary = false;
+};
+using PgParams = std::vector<PgParam>;
 
 // One connection, and the statements prepared on it.
 //
@@ -103,10 +119,21 @@ class PgConnection {
   std::uint64_t statements_ = 0;  // names given so far ("tw1", "tw2", ...)
 };
 
-// Parameter encodings for arrays (unnest) and bytea.
+// Parameter encodings for arrays (unnest) and bytea, in text form.
 std::string PgTextArray(const std::vector<std::string>& values);
 std::string PgBigintArray(const std::vector<std::int64_t>& values);
 std::string PgByteaArray(const std::vector<std::string>& values);
+
+// The same in binary form (array_recv's: one dimension, no NULLs). The
+// element type must be the one the statement casts the parameter to
+// ($1::int[] takes PgBinaryIntArray, $1::smallint[] PgBinarySmallintArray):
+// PostgreSQL refuses another. A value outside int or smallint is a bug
+// (the caller's to check); it is cut to the width.
+PgParam PgBinaryTextArray(const std::vector<std::string>& values);
+PgParam PgBinaryByteaArray(const std::vector<std::string>& values);
+PgParam PgBinaryBigintArray(const std::vector<std::int64_t>& values);
+PgParam PgBinaryIntArray(const std::vector<std::int64_t>& values);
+PgParam PgBinarySmallintArray(const std::vector<std::int64_t>& values);
 
 }  // namespace tickwheel::server
 

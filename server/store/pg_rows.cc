@@ -36,9 +36,10 @@ void Rows::Add(const TimerRecord& r, int shard) {
 }
 
 PgParams Rows::Params() const {
-  return {PgTextArray(ids),       PgBigintArray(shards),  PgBigintArray(states),
-          PgBigintArray(due),     PgBigintArray(updated), PgTextArray(flows),
-          PgByteaArray(records),  PgTextArray(hosts)};
+  return {PgBinaryTextArray(ids),      PgBinaryIntArray(shards),
+          PgBinarySmallintArray(states), PgBinaryBigintArray(due),
+          PgBinaryBigintArray(updated),  PgBinaryTextArray(flows),
+          PgBinaryByteaArray(records),   PgBinaryTextArray(hosts)};
 }
 
 void ScheduleRows::Add(const ScheduleRow& r, int shard) {
@@ -50,8 +51,8 @@ void ScheduleRows::Add(const ScheduleRow& r, int shard) {
 }
 
 PgParams ScheduleRows::Params() const {
-  return {PgTextArray(ids), PgBigintArray(shards), PgBigintArray(states), PgByteaArray(records),
-          PgByteaArray(plans)};
+  return {PgBinaryTextArray(ids), PgBinaryIntArray(shards), PgBinarySmallintArray(states),
+          PgBinaryByteaArray(records), PgBinaryByteaArray(plans)};
 }
 
 }  // namespace tickwheel::server

@@ -51,7 +51,8 @@ inline constexpr char kUnnestRows[] =
     "unnest($1::text[], $2::int[], $3::smallint[], $4::bigint[], $5::bigint[], $6::text[], "
     "$7::bytea[], $8::text[])";
 
-// The columns of rows to write, as array parameters.
+// The columns of rows to write, as array parameters in binary form (the
+// element types kUnnestRows casts to).
 // Thread safety: a value owned by one thread.
 struct Rows {
   std::vector<std::string> ids, flows, records, hosts;
@@ -64,7 +65,8 @@ struct Rows {
 inline constexpr char kScheduleUnnest[] =
     "unnest($1::text[], $2::int[], $3::smallint[], $4::bytea[], $5::bytea[])";
 
-// Schedule rows to write, as array parameters.
+// Schedule rows to write, as array parameters in binary form (the element
+// types kScheduleUnnest casts to).
 // Thread safety: a value owned by one thread.
 struct ScheduleRows {
   std::vector<std::string> ids, records, plans;
