@@ -150,6 +150,27 @@ Status PgConnection::ExecScript(const std::string& sql) {
   return ErrorOf(raw);
 }
 
+Status PgConnection::CopyIn(const std::string& sql, std::string_view data) {
+  pg_result* raw = PQexec(conn_, sql.c_str());
+  if (raw == nullptr || PQresultStatus(raw) != PGRES_COPY_IN) return ErrorOf(raw);
+  PQclear(raw);
+  const bool sent = PQputCopyData(conn_, data.data(), static_cast<int>(data.size())) == 1;
+  // Ending with an error message aborts the COPY: nothing is copied.
+  const bool ended = PQputCopyEnd(conn_, sent ? nullptr : "tickwheel: sending failed") == 1;
+  Status status = Status::Ok();
+  bool first = true;
+  while ((raw = PQgetResult(conn_)) != nullptr) {
+    if (first && (!ended || PQresultStatus(raw) != PGRES_COMMAND_OK)) {
+      status = ErrorOf(raw);  // clears it
+    } else {
+      PQclear(raw);
+    }
+    first = false;
+  }
+  if (first) status = ErrorOf(nullptr);  // no result: the connection is gone
+  return status;
+}
+
 Status PgConnection::ErrorOf(pg_result* raw) {
   std::string why = raw ? PQresultErrorMessage(raw) : PQerrorMessage(conn_);
   const char* state = raw ? PQresultErrorField(raw, PG_DIAG_SQLSTATE) : nullptr;
@@ -271,6 +292,30 @@ PgParam BinaryIntegerArray(std::uint32_t element_oid, int width,
 }
 
 }  // namespace
+
+PgCopyStream::PgCopyStream() {
+  static constexpr char kSignature[] = "PGCOPY\n\377\r\n";  // and its trailing NUL
+  out_.append(kSignature, sizeof kSignature);
+  AppendBigEndian(out_, 0, 4);  // flags: no OIDs
+  AppendBigEndian(out_, 0, 4);  // no header extension
+}
+
+void PgCopyStream::Row(int fields) { AppendBigEndian(out_, static_cast<std::uint64_t>(fields), 2); }
+
+void PgCopyStream::Bytes(std::string_view value) {
+  AppendBigEndian(out_, value.size(), 4);
+  out_ += value;
+}
+
+void PgCopyStream::Integer(std::int64_t value, int width) {
+  AppendBigEndian(out_, static_cast<std::uint64_t>(width), 4);
+  AppendBigEndian(out_, static_cast<std::uint64_t>(value), width);
+}
+
+std::string PgCopyStream::Finish() {
+  AppendBigEndian(out_, 0xffff, 2);  // -1: no more rows
+  return std::move(out_);
+}
 
 PgParam PgBinaryTextArray(const std::vector<std::string>& values) {
   return BinaryBytesArray(kTextOid, values);

@@ -97,6 +97,11 @@ class PgConnection {
   // unprepared (the simple query protocol).
   Status ExecScript(const std::string& sql);
 
+  // Runs `sql`, a `COPY ... FROM STDIN`, sending `data` as its whole input
+  // (in the format the COPY names). Errors as Exec's (a unique violation
+  // is kConflict); nothing is copied if it fails.
+  Status CopyIn(const std::string& sql, std::string_view data);
+
   Status Begin() { return ExecScript("BEGIN"); }
   Status Commit() { return Exec("COMMIT").status(); }
   void Rollback();
@@ -134,6 +139,24 @@ PgParam PgBinaryByteaArray(const std::vector<std::string>& values);
 PgParam PgBinaryBigintArray(const std::vector<std::int64_t>& values);
 PgParam PgBinaryIntArray(const std::vector<std::int64_t>& values);
 PgParam PgBinarySmallintArray(const std::vector<std::int64_t>& values);
+
+// A stream in COPY's binary format (`COPY ... FROM STDIN (FORMAT binary)`):
+// for each row, Row(its number of fields), then each field in the COPY's
+// column order, in its type's binary form: an integer at the column's
+// width (2, 4 or 8), text and bytea as they are.
+// Thread safety: a value owned by one thread.
+class PgCopyStream {
+ public:
+  PgCopyStream();
+  void Row(int fields);
+  void Bytes(std::string_view value);
+  void Integer(std::int64_t value, int width);
+  // The stream, trailer added. Call once.
+  std::string Finish();
+
+ private:
+  std::string out_;
+};
 
 }  // namespace tickwheel::server
 

@@ -42,6 +42,22 @@ PgParams Rows::Params() const {
           PgBinaryByteaArray(records),   PgBinaryTextArray(hosts)};
 }
 
+std::string Rows::CopyData() const {
+  PgCopyStream stream;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    stream.Row(8);
+    stream.Bytes(ids[i]);
+    stream.Integer(shards[i], 4);
+    stream.Integer(states[i], 2);
+    stream.Integer(due[i], 8);
+    stream.Integer(updated[i], 8);
+    stream.Bytes(flows[i]);
+    stream.Bytes(records[i]);
+    stream.Bytes(hosts[i]);
+  }
+  return stream.Finish();
+}
+
 void ScheduleRows::Add(const ScheduleRow& r, int shard) {
   ids.push_back(r.id);
   shards.push_back(shard);

@@ -51,6 +51,10 @@ inline constexpr char kUnnestRows[] =
     "unnest($1::text[], $2::int[], $3::smallint[], $4::bigint[], $5::bigint[], $6::text[], "
     "$7::bytea[], $8::text[])";
 
+// A group of at least this many new timers is written by COPY, not by one
+// INSERT ... SELECT (PostgresTimerStore::CopyInsertOnly).
+inline constexpr std::size_t kPgCopyRows = 256;
+
 // The columns of rows to write, as array parameters in binary form (the
 // element types kUnnestRows casts to).
 // Thread safety: a value owned by one thread.
@@ -59,6 +63,10 @@ struct Rows {
   std::vector<std::int64_t> shards, states, due, updated;
   void Add(const TimerRecord& r, int shard);
   PgParams Params() const;
+  // The rows as `COPY tickwheel_timers (kTimerColumns) FROM STDIN (FORMAT
+  // binary)` takes them (the write path copies groups of kPgCopyRows new
+  // rows or more).
+  std::string CopyData() const;
   bool empty() const { return ids.empty(); }
 };
 

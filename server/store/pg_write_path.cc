@@ -108,23 +108,52 @@ Result<bool> PostgresTimerStore::TryInsertOnly(PgConnection& c, std::vector<Queu
   Rows inserts;
   for (const TimerRecord* r : rows) inserts.Add(*r, ShardOf(r->id));
   const StateCounts delta = CountDelta(changes);
-  PgParams params = inserts.Params();
-  AppendCountDeltas(delta, params);
-  params.push_back(PgTextArray(EncodeDuePayloads(options_.node_id, Notices(changes))));
-  Result<PgResult> r = c.Exec(
-      std::string("WITH t AS (INSERT INTO tickwheel_timers (") + kTimerColumns +
-          ") SELECT * FROM " + kUnnestRows +
-          "), d AS (INSERT INTO tickwheel_count_deltas (state, delta) "
-          "SELECT * FROM unnest($9::smallint[], $10::bigint[])), "
-          "n AS MATERIALIZED (SELECT pg_notify('" + std::string(kDueChannel) +
-          "', p) FROM unnest($11::text[]) p) SELECT count(*) FROM n",
-      params);
-  if (!r.ok()) {
-    if (r.status().code() == StatusCode::kConflict) return false;
-    return r.status();
+  std::string notices = PgTextArray(EncodeDuePayloads(options_.node_id, Notices(changes)));
+  Status written = Status::Ok();
+  if (rows.size() >= kPgCopyRows) {
+    written = CopyInsertOnly(c, inserts, delta, std::move(notices));
+  } else {
+    PgParams params = inserts.Params();
+    AppendCountDeltas(delta, params);
+    params.push_back(std::move(notices));
+    written = c.Exec(std::string("WITH t AS (INSERT INTO tickwheel_timers (") + kTimerColumns +
+                         ") SELECT * FROM " + kUnnestRows +
+                         "), d AS (INSERT INTO tickwheel_count_deltas (state, delta) "
+                         "SELECT * FROM unnest($9::smallint[], $10::bigint[])), "
+                         "n AS MATERIALIZED (SELECT pg_notify('" + std::string(kDueChannel) +
+                         "', p) FROM unnest($11::text[]) p) SELECT count(*) FROM n",
+                     params)
+                  .status();
+  }
+  if (!written.ok()) {
+    if (written.code() == StatusCode::kConflict) return false;
+    return written;
   }
   for (int i = 0; i < kNumStates; ++i) counts_[i].fetch_add(delta[i]);
   return true;
+}
+
+Status PostgresTimerStore::CopyInsertOnly(PgConnection& c, const Rows& inserts,
+                                          const StateCounts& delta, std::string notices) {
+  Status s = c.ExecScript("BEGIN");  // synchronous_commit stays on: durable
+  if (!s.ok()) return s;
+  s = c.CopyIn(std::string("COPY tickwheel_timers (") + kTimerColumns +
+                   ") FROM STDIN (FORMAT binary)",
+               inserts.CopyData());
+  if (s.ok()) {
+    PgParams params;
+    AppendCountDeltas(delta, params);
+    params.push_back(std::move(notices));
+    s = c.Exec("WITH d AS (INSERT INTO tickwheel_count_deltas (state, delta) "
+               "SELECT * FROM unnest($1::smallint[], $2::bigint[])), "
+               "n AS MATERIALIZED (SELECT pg_notify('" + std::string(kDueChannel) +
+                   "', p) FROM unnest($3::text[]) p) SELECT count(*) FROM n",
+               params)
+            .status();
+  }
+  if (s.ok()) s = c.Commit();
+  if (!s.ok()) c.Rollback();
+  return s;
 }
 
 bool PostgresTimerStore::IsScheduleKeyOf(const std::string& id) { return IsScheduleKey(id); }

@@ -11,8 +11,10 @@
 
 #include <cstdint>
 #include <future>
+#include <memory>
 #include <optional>
 
+#include "store/pg_rows.h"
 #include "store/shard_fence.h"
 #include "store_test_util.h"
 #include "support/postgres_server.h"
@@ -133,6 +135,52 @@ TEST_F(PgConnectionTest, BinaryArraysArriveAsGiven) {
   // An element type other than the cast's is refused, not misread.
   Result<PgResult> wrong = c->Exec("SELECT $1::int[]", {PgBinaryBigintArray({1})});
   EXPECT_FALSE(wrong.ok());
+}
+
+// COPY's binary stream: every column type arrives as written; a unique
+// violation is kConflict and copies nothing, and the connection goes on.
+TEST_F(PgConnectionTest, ACopyInsertsEveryRowOrNone) {
+  std::unique_ptr<PgConnection> c = Connect();
+  ASSERT_NE(c, nullptr);
+  ASSERT_TRUE(c->ExecScript("CREATE TABLE copied (id text PRIMARY KEY, s smallint, i int, "
+                            "b bigint, raw bytea)")
+                  .ok());
+  auto stream = [](const std::vector<std::string>& ids) {
+    PgCopyStream s;
+    for (std::size_t n = 0; n < ids.size(); ++n) {
+      s.Row(5);
+      s.Bytes(ids[n]);
+      s.Integer(-static_cast<std::int64_t>(n), 2);
+      s.Integer(INT32_MIN + static_cast<std::int64_t>(n), 4);
+      s.Integer(INT64_MAX - static_cast<std::int64_t>(n), 8);
+      s.Bytes(std::string("\0\xff", 2) + ids[n]);
+    }
+    return s.Finish();
+  };
+  const std::string copy = "COPY copied (id, s, i, b, raw) FROM STDIN (FORMAT binary)";
+  ASSERT_TRUE(c->CopyIn(copy, stream({"a", "b\xc3\xa9", ""})).ok());
+  Result<PgResult> rows =
+      c->Exec("SELECT id, s, i, b, encode(raw, 'hex') FROM copied ORDER BY id");
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->rows(), 3);
+  EXPECT_EQ(rows->Text(0, 0), "");
+  EXPECT_EQ(rows->Int(0, 1), -2);
+  EXPECT_EQ(rows->Int(0, 2), INT32_MIN + 2);
+  EXPECT_EQ(rows->Int(0, 3), INT64_MAX - 2);
+  EXPECT_EQ(rows->Text(0, 4), "00ff");
+  EXPECT_EQ(rows->Text(1, 0), "a");
+  EXPECT_EQ(rows->Int(1, 1), 0);
+  EXPECT_EQ(rows->Text(1, 4), "00ff61");
+  EXPECT_EQ(rows->Text(2, 0), "b\xc3\xa9");
+  Status again = c->CopyIn(copy, stream({"c", "a"}));
+  EXPECT_EQ(again.code(), StatusCode::kConflict) << again.ToString();
+  Result<PgResult> count = c->Exec("SELECT count(*) FROM copied");
+  ASSERT_TRUE(count.ok()) << count.status().ToString();
+  EXPECT_EQ(count->Int(0, 0), 3);
+  Status bad = c->CopyIn(copy, "not a COPY stream");
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(bad.code(), StatusCode::kConflict) << bad.ToString();
+  ASSERT_TRUE(c->CopyIn(copy, stream({"z"})).ok());
 }
 
 TEST_F(PgConnectionTest, StatementsBeyondTheLimitRunUnprepared) {
@@ -321,6 +369,68 @@ TEST_F(PgConnectionTest, CreatesOfExistingIdsFallBackAndTheCountsStayExact) {
   std::unique_ptr<TimerStore> reopened = OpenStore();
   ASSERT_NE(reopened, nullptr);
   EXPECT_EQ(reopened->Counts()[static_cast<int>(TimerState::kPending)], 4);
+  reopened->Close();
+}
+
+// A batch large enough for the insert-only path's COPY (one write creating
+// many ids, as the batch API's): written whole; and, in a group with a
+// create of an id that exists (a client's retry, answered as the stored
+// timer), not by the COPY, which copies nothing, but by the general
+// transaction. The counts stay exact.
+TEST_F(PgConnectionTest, ALargeBatchIsCopiedWholeOrFallsBack) {
+  ASSERT_NE(Connect(), nullptr);
+  std::unique_ptr<TimerStore> opened = OpenStore();
+  ASSERT_NE(opened, nullptr);
+  TimerStore& store = *opened;
+  // Creates each id that does not exist yet; `created` counts them.
+  auto create = [](std::vector<std::string> ids, std::shared_ptr<int> created) {
+    return [ids, created](StoreTxn& txn) -> Status {
+      *created = 0;  // the mutation may run again
+      for (const std::string& id : ids) {
+        Result<std::optional<TimerRecord>> existing = txn.Get(id);
+        if (!existing.ok()) return existing.status();
+        if (*existing) continue;
+        txn.Put(std::nullopt, Record(id, 2'000'000));
+        ++*created;
+      }
+      return Status::Ok();
+    };
+  };
+  auto ids = [](const std::string& prefix, std::size_t n) {
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < n; ++i) out.push_back(prefix + std::to_string(i));
+    return out;
+  };
+  const std::size_t n = kPgCopyRows + 44;
+  auto first = std::make_shared<int>(0);
+  ASSERT_TRUE(Write(store, ids("first-", n), create(ids("first-", n), first)).ok());
+  EXPECT_EQ(*first, static_cast<int>(n));
+  ASSERT_TRUE(Stored(store, "first-0").has_value());
+  EXPECT_EQ(Stored(store, "first-" + std::to_string(n - 1))->due_ms, 2'000'000);
+  EXPECT_EQ(store.Counts()[static_cast<int>(TimerState::kPending)], static_cast<std::int64_t>(n));
+
+  auto second = std::make_shared<int>(0), retried = std::make_shared<int>(0);
+  std::promise<Status> second_done, retried_done;
+  std::vector<TimerStore::Write> group;
+  group.push_back({ids("second-", n), create(ids("second-", n), second),
+                   [&](const Status& s) { second_done.set_value(s); }, WriteOptions{.sync = true}});
+  group.push_back({{"first-7"}, create({"first-7"}, retried),
+                   [&](const Status& s) { retried_done.set_value(s); }, WriteOptions{.sync = true}});
+  store.SubmitAll(std::move(group));
+  Status s2 = second_done.get_future().get();
+  Status r2 = retried_done.get_future().get();
+  ASSERT_TRUE(s2.ok()) << s2.ToString();
+  ASSERT_TRUE(r2.ok()) << r2.ToString();
+  EXPECT_EQ(*second, static_cast<int>(n));
+  EXPECT_EQ(*retried, 0);
+  ASSERT_TRUE(Stored(store, "second-" + std::to_string(n - 1)).has_value());
+  EXPECT_EQ(store.Counts()[static_cast<int>(TimerState::kPending)],
+            static_cast<std::int64_t>(2 * n));
+  store.Close();
+  std::unique_ptr<TimerStore> reopened = OpenStore();
+  ASSERT_NE(reopened, nullptr);
+  EXPECT_EQ(reopened->Counts()[static_cast<int>(TimerState::kPending)],
+            static_cast<std::int64_t>(2 * n));
   reopened->Close();
 }
 
