@@ -286,7 +286,7 @@ soak: configure
 	status=0; $(BUILD)/bench/soak/soak --binary $(BUILD)/tickwheel --mode $(MODE) \
 	  --duration $(DURATION) $(if $(RATE),--rate $(RATE)) \
 	  --out bench/soak/results/soak-$(MODE).json || status=$$?; \
-	/usr/bin/python3 bench/soak/report.py bench/soak/results docs/reliability.md; exit $$status
+	/usr/bin/python3 bench/soak/report.py bench/soak/results docs/reliability.md $(MODE); exit $$status
 
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cc')

@@ -4,8 +4,11 @@
 docs/img/soak_<mode>_{lateness,resources}.png and the soak-<mode> region of
 docs/reliability.md (between <!-- BEGIN soak-<mode> --> and
 <!-- END soak-<mode> -->); a mode without results keeps its region.
+Given a mode, only that mode's region and plots are redrawn: the others
+keep what their own run wrote (the machine's name is read when rendering,
+so redrawing another mode's region would give it this machine's).
 
-  report.py RESULTS_DIR docs/reliability.md
+  report.py RESULTS_DIR docs/reliability.md [embedded|cluster]
 """
 import json
 import os
@@ -181,10 +184,11 @@ def render(r, img_prefix):
 
 def main():
     results, doc = sys.argv[1], sys.argv[2]
+    modes = sys.argv[3:] or ["embedded", "cluster"]
     text = open(doc).read()
     img_dir = os.path.join(os.path.dirname(doc), "img")
     os.makedirs(img_dir, exist_ok=True)
-    for mode in ("embedded", "cluster"):
+    for mode in modes:
         path = os.path.join(results, f"soak-{mode}.json")
         if not os.path.exists(path):
             continue
