@@ -159,8 +159,9 @@ class PostgresTimerStore final : public TimerStore {
   // announcements (`notices`, a text array of pg_notify payloads), COMMIT.
   // PostgreSQL inserts a COPY's rows in bulk (measured: a sixth less of its
   // time per row than INSERT ... SELECT; docs/performance.md), for three
-  // round trips more than the one statement: worth it from kPgCopyRows
-  // rows. A unique violation (an id exists) is kConflict, nothing written.
+  // round trips more than the one statement. kPgCopyRows is an estimate of
+  // where that pays (measured at 1,000 rows, not near the threshold). A
+  // unique violation (an id exists) is kConflict, nothing written.
   Status CopyInsertOnly(PgConnection& c, const Rows& inserts, const StateCounts& delta,
                         std::string notices);
 
