@@ -3,6 +3,7 @@
 
 #include <libpq-fe.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "common/redact.h"
@@ -101,17 +102,16 @@ Result<PgResult> PgConnection::ExecBinary(const std::string& sql, const PgParams
 
 Result<PgResult> PgConnection::Run(const std::string& sql, const PgParams& params,
                                    int result_format) {
+  const bool any_binary =
+      std::any_of(params.begin(), params.end(), [](const PgParam& p) { return p.binary; });
   std::vector<const char*> values;
-  std::vector<int> lengths, formats;  // given to libpq only if a parameter is binary
+  std::vector<int> lengths, formats;  // only when a parameter is binary (libpq: all text)
   values.reserve(params.size());
-  lengths.reserve(params.size());
-  formats.reserve(params.size());
-  bool any_binary = false;
   for (const PgParam& p : params) {
     values.push_back(p.value ? p.value->data() : nullptr);
+    if (!any_binary) continue;
     lengths.push_back(p.value ? static_cast<int>(p.value->size()) : 0);
     formats.push_back(p.binary ? 1 : 0);
-    any_binary = any_binary || p.binary;
   }
   const int* length_of = any_binary ? lengths.data() : nullptr;
   const int* format_of = any_binary ? formats.data() : nullptr;

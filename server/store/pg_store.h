@@ -170,6 +170,12 @@ class PostgresTimerStore final : public TimerStore {
   // The count deltas' parameters (states, deltas) for
   // `INSERT INTO tickwheel_count_deltas ... unnest($n::smallint[], $n+1::bigint[])`;
   // schedules' states from kScheduleCountBase.
+  // The insert-only paths' end: `WITH` items that append the count deltas
+  // ($first, $first+1: AppendCountDeltas's) and send the announcements
+  // ($first+2, a text array of pg_notify payloads), then the SELECT that
+  // runs them.
+  static std::string DeltasAndNotices(int first);
+
   static void AppendCountDeltas(const StateCounts& delta, PgParams& params,
                                 const ScheduleCounts& schedule_delta = {});
 

@@ -117,11 +117,7 @@ Result<bool> PostgresTimerStore::TryInsertOnly(PgConnection& c, std::vector<Queu
     AppendCountDeltas(delta, params);
     params.push_back(std::move(notices));
     written = c.Exec(std::string("WITH t AS (INSERT INTO tickwheel_timers (") + kTimerColumns +
-                         ") SELECT * FROM " + kUnnestRows +
-                         "), d AS (INSERT INTO tickwheel_count_deltas (state, delta) "
-                         "SELECT * FROM unnest($9::smallint[], $10::bigint[])), "
-                         "n AS MATERIALIZED (SELECT pg_notify('" + std::string(kDueChannel) +
-                         "', p) FROM unnest($11::text[]) p) SELECT count(*) FROM n",
+                         ") SELECT * FROM " + kUnnestRows + "), " + DeltasAndNotices(9),
                      params)
                   .status();
   }
@@ -144,16 +140,21 @@ Status PostgresTimerStore::CopyInsertOnly(PgConnection& c, const Rows& inserts,
     PgParams params;
     AppendCountDeltas(delta, params);
     params.push_back(std::move(notices));
-    s = c.Exec("WITH d AS (INSERT INTO tickwheel_count_deltas (state, delta) "
-               "SELECT * FROM unnest($1::smallint[], $2::bigint[])), "
-               "n AS MATERIALIZED (SELECT pg_notify('" + std::string(kDueChannel) +
-                   "', p) FROM unnest($3::text[]) p) SELECT count(*) FROM n",
-               params)
-            .status();
+    s = c.Exec("WITH " + DeltasAndNotices(1), params).status();
   }
   if (s.ok()) s = c.Commit();
   if (!s.ok()) c.Rollback();
   return s;
+}
+
+std::string PostgresTimerStore::DeltasAndNotices(int first) {
+  const std::string n = std::to_string(first);
+  const std::string n1 = std::to_string(first + 1);
+  const std::string n2 = std::to_string(first + 2);
+  return "d AS (INSERT INTO tickwheel_count_deltas (state, delta) SELECT * FROM unnest($" + n +
+         "::smallint[], $" + n1 + "::bigint[])), n AS MATERIALIZED (SELECT pg_notify('" +
+         std::string(kDueChannel) + "', p) FROM unnest($" + n2 +
+         "::text[]) p) SELECT count(*) FROM n";
 }
 
 bool PostgresTimerStore::IsScheduleKeyOf(const std::string& id) { return IsScheduleKey(id); }
