@@ -75,12 +75,12 @@ void GroupWriter::Close() {
 void GroupWriter::Loop() {
   std::vector<QueuedWrite> group;
   for (;;) {
-    bool fenced = false;
+    Kinds kinds;
     {
       internal::MutexLock lock(mutex_);
       while (!(closing_ && queue_.empty()) && !TakeableLocked()) cv_.Wait(mutex_);
       if (queue_.empty()) return;  // closing, and everything written
-      fenced = TakeLocked(group);
+      kinds = TakeLocked(group);
       if (TakeableLocked()) cv_.Signal();  // another writer takes the rest
       ++writing_;
       last_group_ = group.size();
@@ -89,41 +89,49 @@ void GroupWriter::Loop() {
     group.clear();
     internal::MutexLock lock(mutex_);
     --writing_;
-    if (fenced) {
-      --fenced_writing_;
-      cv_.SignalAll();  // the fenced writes that gathered meanwhile
-    }
+    // The writes that gathered meanwhile, if a full limit held them.
+    const bool held = (kinds.fenced && KindFullLocked(true)) ||
+                      (kinds.unfenced && KindFullLocked(false));
+    if (kinds.fenced) --fenced_writing_;
+    if (kinds.unfenced) --unfenced_writing_;
+    if (held) cv_.SignalAll();
   }
 }
 
-bool GroupWriter::FencedFullLocked() const {
-  return limits_.max_fenced_groups > 0 && fenced_writing_ >= limits_.max_fenced_groups;
+bool GroupWriter::KindFullLocked(bool fenced) const {
+  const std::size_t limit = fenced ? limits_.max_fenced_groups : limits_.max_unfenced_groups;
+  return limit > 0 && (fenced ? fenced_writing_ : unfenced_writing_) >= limit;
 }
 
 bool GroupWriter::TakeableLocked() const {
-  if (!FencedFullLocked()) return !queue_.empty();
-  return std::any_of(queue_.begin(), queue_.end(),
-                     [](const QueuedWrite& w) { return !w.options.fenced; });
+  const bool fenced_full = KindFullLocked(true);
+  const bool unfenced_full = KindFullLocked(false);
+  if (!fenced_full && !unfenced_full) return !queue_.empty();
+  return std::any_of(queue_.begin(), queue_.end(), [&](const QueuedWrite& w) {
+    return !(w.options.fenced ? fenced_full : unfenced_full);
+  });
 }
 
-bool GroupWriter::TakeLocked(std::vector<QueuedWrite>& group) {
+GroupWriter::Kinds GroupWriter::TakeLocked(std::vector<QueuedWrite>& group) {
   // One write, one wake-up, one fsync for what is queued (bounded).
-  const bool skip_fenced = FencedFullLocked();
-  bool fenced = false;
+  const bool skip_fenced = KindFullLocked(true);
+  const bool skip_unfenced = KindFullLocked(false);
+  Kinds kinds;
   std::size_t ids = 0;
   for (auto it = queue_.begin();
        it != queue_.end() && group.size() < limits_.max_writes && ids < limits_.max_ids;) {
-    if (skip_fenced && it->options.fenced) {
+    if (it->options.fenced ? skip_fenced : skip_unfenced) {
       ++it;
       continue;
     }
-    fenced = fenced || it->options.fenced;
+    (it->options.fenced ? kinds.fenced : kinds.unfenced) = true;
     ids += it->ids.size();
     group.push_back(std::move(*it));
     it = queue_.erase(it);
   }
-  if (fenced) ++fenced_writing_;
-  return fenced;
+  if (kinds.fenced) ++fenced_writing_;
+  if (kinds.unfenced) ++unfenced_writing_;
+  return kinds;
 }
 
 void GroupWriter::Run(std::vector<QueuedWrite>& group) {

@@ -44,6 +44,11 @@ class GroupWriter {
     // gather, so a herd's claims share transactions (other writes go on
     // beside them).
     std::size_t max_fenced_groups = 0;
+    // The same for groups with writes that are not fenced (the clients'
+    // creates, cancels and edits): beyond it they wait and gather into
+    // larger groups while fenced writes go on beside them. A group with
+    // both kinds counts against both limits.
+    std::size_t max_unfenced_groups = 0;
   };
 
   GroupWriter(unsigned threads, Limits limits, WriteGroup write);
@@ -61,12 +66,17 @@ class GroupWriter {
 
  private:
   void Loop();
+  // Which kinds of write a group holds: what it counts against.
+  struct Kinds {
+    bool fenced = false;
+    bool unfenced = false;
+  };
   // Moves what a writer may take now from the queue to `group` (bounded;
-  // fenced writes skipped while max_fenced_groups are being written).
-  // Returns whether the group counts as a fenced one.
-  bool TakeLocked(std::vector<QueuedWrite>& group) TW_REQUIRES(mutex_);
+  // a kind of write skipped while its limit of groups is being written).
+  Kinds TakeLocked(std::vector<QueuedWrite>& group) TW_REQUIRES(mutex_);
   bool TakeableLocked() const TW_REQUIRES(mutex_);
-  bool FencedFullLocked() const TW_REQUIRES(mutex_);
+  // Whether a write of this kind must wait for a group of its kind.
+  bool KindFullLocked(bool fenced) const TW_REQUIRES(mutex_);
   void Run(std::vector<QueuedWrite>& group);
 
   const Limits limits_;
@@ -78,7 +88,8 @@ class GroupWriter {
   bool closing_ TW_GUARDED_BY(mutex_) = false;
   std::size_t writing_ TW_GUARDED_BY(mutex_) = 0;  // groups being written
   std::size_t last_group_ TW_GUARDED_BY(mutex_) = 0;  // writes in the last a writer took
-  std::size_t fenced_writing_ TW_GUARDED_BY(mutex_) = 0;  // fenced groups being written
+  std::size_t fenced_writing_ TW_GUARDED_BY(mutex_) = 0;    // groups being written with
+  std::size_t unfenced_writing_ TW_GUARDED_BY(mutex_) = 0;  // each kind of write
   std::vector<std::thread> threads_;  // only Close, after the start, touches it
 };
 

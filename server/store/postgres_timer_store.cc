@@ -39,14 +39,18 @@ PostgresTimerStore::PostgresTimerStore(const StoreOptions& options, int shards)
   RefreshCounts();
   counts_thread_ = std::make_unique<internal::PeriodicThread>(
       SystemClock::Instance(), std::chrono::seconds(1), [this] { RefreshCounts(); });
-  // Creates go on several transactions at once; a node's claims and
-  // outcomes on two at most, so that a herd's gather (measured: 7
-  // deliveries per transaction when they went on 8 at once, 47-56 with
-  // two; with one, a single node's herd waited on its round trips).
+  // A node's claims and outcomes go on two transactions at most, so that
+  // a herd's gather (measured: 7 deliveries per transaction when they went
+  // on 8 at once, 47-56 with two; with one, a single node's herd waited on
+  // its round trips). Its creates and other client writes on two at most
+  // too, beside them (docs/performance.md, "Cluster": with three nodes,
+  // single creates 8-15% faster than on four, and a node's larger groups).
   writer_ = std::make_unique<GroupWriter>(
       options.writer_threads,
-      GroupWriter::Limits{
-          .max_writes = 64, .max_ids = 5000, .max_fenced_groups = 2},
+      GroupWriter::Limits{.max_writes = 64,
+                          .max_ids = 5000,
+                          .max_fenced_groups = 2,
+                          .max_unfenced_groups = 2},
       [this](std::vector<QueuedWrite>& group) { WriteGroup(group); });
 }
 PostgresTimerStore::~PostgresTimerStore() { Close(); }

@@ -2,7 +2,7 @@
 // GroupWriter: which thread runs a write (store/group_writer.h,
 // Limits::run_on_caller and WriteOptions::may_run_on_caller), writes
 // submitted together written as one group, and which groups run together
-// (those that share no id).
+// (those that share no id, within each kind's limit of groups).
 #include "store/group_writer.h"
 
 #include <gtest/gtest.h>
@@ -190,57 +190,68 @@ TEST(GroupWriterTest, GroupsThatShareAnIdAreWrittenOneAfterTheOther) {
   EXPECT_EQ(most_inside.load(), 1);
 }
 
-// With max_fenced_groups 1: while a fenced group is written, other fenced
-// writes wait and are then taken as one group, and a write that is not
-// fenced goes on beside it.
-TEST(GroupWriterTest, FencedWritesGoOneGroupAtATimeAndOthersBesideThem) {
+// With a limit of one group for a kind of write (fenced or not): while a
+// group of that kind is written, other writes of the kind wait and are then
+// taken as one group, and a write of the other kind goes on beside it.
+class OneGroupOfAKindTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(OneGroupOfAKindTest, WritesOfTheKindGoOneGroupAtATimeAndOthersBesideThem) {
+  const bool limited_fenced = GetParam();
   std::promise<void> first_entered, other_ran, release_first;
   std::shared_future<void> released = release_first.get_future().share();
   std::mutex mutex;
   std::vector<std::vector<std::string>> groups;  // the ids of each group, in order
   std::promise<void> all_done;
   std::atomic<int> remaining{4};
-  GroupWriter writer(3, GroupWriter::Limits{.max_fenced_groups = 1},
-                     [&](std::vector<QueuedWrite>& group) {
-                       std::vector<std::string> ids;
-                       for (const QueuedWrite& w : group) ids.push_back(w.ids.front());
-                       {
-                         std::lock_guard<std::mutex> lock(mutex);
-                         groups.push_back(ids);
-                       }
-                       if (ids.front() == "claim1") {
-                         first_entered.set_value();
-                         released.wait();
-                       } else if (ids.front() == "create") {
-                         other_ran.set_value();
-                       }
-                       for (QueuedWrite& w : group) w.done(Status::Ok());
-                     });
+  const GroupWriter::Limits limits =
+      limited_fenced ? GroupWriter::Limits{.max_fenced_groups = 1}
+                     : GroupWriter::Limits{.max_unfenced_groups = 1};
+  GroupWriter writer(3, limits, [&](std::vector<QueuedWrite>& group) {
+    std::vector<std::string> ids;
+    for (const QueuedWrite& w : group) ids.push_back(w.ids.front());
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      groups.push_back(ids);
+    }
+    if (ids.front() == "limited1") {
+      first_entered.set_value();
+      released.wait();
+    } else if (ids.front() == "other") {
+      other_ran.set_value();
+    }
+    for (QueuedWrite& w : group) w.done(Status::Ok());
+  });
   auto done = [&](Status) {
     if (--remaining == 0) all_done.set_value();
   };
-  auto fenced = [&](std::string id) {
+  auto write = [&](std::string id, bool fenced) {
     QueuedWrite w = Write({std::move(id)}, false, done);
-    w.options.fenced = true;
+    w.options.fenced = fenced;
     return w;
   };
-  writer.Submit(fenced("claim1"));
+  writer.Submit(write("limited1", limited_fenced));
   first_entered.get_future().wait();
-  writer.Submit(fenced("claim2"));
-  writer.Submit(fenced("claim3"));
-  writer.Submit(Write({"create"}, false, done));
-  // The create is written while claim1 is (with 3 threads, if claim2 and
-  // claim3 did not wait, they would have been taken before it).
+  writer.Submit(write("limited2", limited_fenced));
+  writer.Submit(write("limited3", limited_fenced));
+  writer.Submit(write("other", !limited_fenced));
+  // The other write is written while limited1 is (with 3 threads, if
+  // limited2 and limited3 did not wait, they would have been taken before
+  // it, one of them with it).
   EXPECT_EQ(other_ran.get_future().wait_for(std::chrono::seconds(30)),
             std::future_status::ready);
   release_first.set_value();
   all_done.get_future().get();
   std::lock_guard<std::mutex> lock(mutex);
   ASSERT_EQ(groups.size(), 3u);
-  EXPECT_EQ(groups[0], std::vector<std::string>{"claim1"});
-  EXPECT_EQ(groups[1], std::vector<std::string>{"create"});
-  EXPECT_EQ(groups[2], (std::vector<std::string>{"claim2", "claim3"}));
+  EXPECT_EQ(groups[0], std::vector<std::string>{"limited1"});
+  EXPECT_EQ(groups[1], std::vector<std::string>{"other"});
+  EXPECT_EQ(groups[2], (std::vector<std::string>{"limited2", "limited3"}));
 }
+
+INSTANTIATE_TEST_SUITE_P(GroupWriterTest, OneGroupOfAKindTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& param_info) {
+                           return param_info.param ? "Fenced" : "Unfenced";
+                         });
 
 }  // namespace
 }  // namespace tickwheel::server
