@@ -257,6 +257,8 @@ Status ParseHeaders(const json::value& v, const std::string& field, TimerSpec& s
   return Status::Ok();
 }
 
+// Sets spec.target, its headers and its default flow (ParseTimerSpec puts
+// a flow the body names in its place).
 Status ParseTarget(const json::value* v, std::string_view prefix, const ApiLimits& limits,
                    TimerSpec& spec) {
   const std::string field = Name(prefix, "target");
@@ -290,6 +292,7 @@ Status ParseTarget(const json::value* v, std::string_view prefix, const ApiLimit
       return Bad(s.reason(), field + ".nats", field + ".nats: " + s.message());
     }
     spec.target = std::string(kNatsPrefix) + std::string(nats->as_string());
+    spec.flow = DefaultFlowKey(spec.target);
     return Status::Ok();
   }
   const json::value* url = t.if_contains("url");
@@ -313,6 +316,7 @@ Status ParseTarget(const json::value* v, std::string_view prefix, const ApiLimit
     if (Status s = ParseHeaders(*headers, field + ".headers", spec); !s.ok()) return s;
   }
   spec.target = std::string(text);
+  spec.flow = DefaultFlowKey(*parsed);  // the URL parsed once
   return Status::Ok();
 }
 
@@ -379,8 +383,6 @@ Status ParseDelivery(const json::object& obj, const ApiLimits& limits, std::stri
     }
     if (Status s = CheckFlowKey(flow->as_string(), Name(prefix, "flow")); !s.ok()) return s;
     spec.flow = std::string(flow->as_string());
-  } else if (has_target) {
-    spec.flow = DefaultFlowKey(spec.target);
   }
   if (Status s = ParseRetry(obj.if_contains("retry"), prefix, spec); !s.ok()) return s;
   return ParsePayload(obj.if_contains("payload"), prefix, limits, spec);

@@ -32,7 +32,12 @@ void Rows::Add(const TimerRecord& r, int shard) {
   due.push_back(r.due_ms);
   updated.push_back(r.updated_ms);
   records.push_back(EncodeRecord(r));
-  hosts.push_back(TargetHost(r.target));  // "" for NATS targets
+  if (hosts.empty() || r.target != last_target) {
+    hosts.push_back(TargetHost(r.target));  // "" for NATS targets
+    last_target = r.target;
+  } else {
+    hosts.push_back(hosts.back());
+  }
 }
 
 PgParams Rows::Params() const {

@@ -61,6 +61,9 @@ inline constexpr std::size_t kPgCopyRows = 256;
 struct Rows {
   std::vector<std::string> ids, flows, records, hosts;
   std::vector<std::int64_t> shards, states, due, updated;
+  // The target of the last row added: a batch's rows mostly share theirs,
+  // and its host is parsed once for them.
+  std::string last_target;
   void Add(const TimerRecord& r, int shard);
   PgParams Params() const;
   // The rows as `COPY tickwheel_timers (kTimerColumns) FROM STDIN (FORMAT

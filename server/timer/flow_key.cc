@@ -17,6 +17,17 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
+// `key` made a valid flow key: characters a key may not have become '_'.
+std::string FlowKeyOf(std::string key) {
+  for (char& c : key) {
+    if (!AllowedInKey(c)) c = '_';
+  }
+  if (key.empty()) return "invalid";
+  if (key.size() > kMaxFlowKeyLength) key.resize(kMaxFlowKeyLength);
+  if (!CheckFlowKey(key, "").ok()) key.back() = '_';  // a subject token "x:pause"
+  return key;
+}
+
 }  // namespace
 
 Status CheckFlowKey(std::string_view key, std::string_view field) {
@@ -39,22 +50,14 @@ Status CheckFlowKey(std::string_view key, std::string_view field) {
 }
 
 std::string DefaultFlowKey(std::string_view target) {
-  std::string key;
   if (IsNatsTarget(target)) {
     const std::string_view subject = NatsSubject(target);
-    key = std::string(subject.substr(0, subject.find('.')));
-  } else {
-    Result<HttpUrl> url = ParseHttpUrl(target);
-    if (!url.ok()) return "invalid";
-    key = url->HostHeader();
+    return FlowKeyOf(std::string(subject.substr(0, subject.find('.'))));
   }
-  for (char& c : key) {
-    if (!AllowedInKey(c)) c = '_';
-  }
-  if (key.empty()) return "invalid";
-  if (key.size() > kMaxFlowKeyLength) key.resize(kMaxFlowKeyLength);
-  if (!CheckFlowKey(key, "").ok()) key.back() = '_';  // a subject token "x:pause"
-  return key;
+  Result<HttpUrl> url = ParseHttpUrl(target);
+  return url.ok() ? DefaultFlowKey(*url) : "invalid";
 }
+
+std::string DefaultFlowKey(const HttpUrl& url) { return FlowKeyOf(url.HostHeader()); }
 
 }  // namespace tickwheel::server

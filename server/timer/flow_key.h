@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "common/status.h"
+#include "timer/http_url.h"
 
 namespace tickwheel::server {
 
@@ -26,6 +27,8 @@ Status CheckFlowKey(std::string_view key, std::string_view field);
 // "orders.eu.created"). Characters a flow key may not have are replaced by
 // '_'. For a target that does not parse (only a damaged record), "invalid".
 std::string DefaultFlowKey(std::string_view target);
+// The same for a webhook whose URL is parsed already.
+std::string DefaultFlowKey(const HttpUrl& url);
 
 }  // namespace tickwheel::server
 

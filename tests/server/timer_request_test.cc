@@ -8,6 +8,7 @@
 #include "api/list_query.h"
 #include "api/timer_json.h"
 #include "api/timer_request.h"
+#include "common/sha256.h"
 #include "timer/flow_key.h"
 
 namespace tickwheel::server {
@@ -267,6 +268,48 @@ TEST(ListQueryTest, NamesWhatIsWrong) {
   EXPECT_NE(ParseListQuery("limit=5").status().message().find("one state at a time"),
             std::string::npos);
   EXPECT_FALSE(ParseListQuery("state=fail%2").ok());
+}
+
+// A timer that names no flow gets its target's: the host (lower case) and
+// port of a webhook, parsed with the URL, or a NATS subject's first token;
+// the same key as DefaultFlowKey of the stored target gives.
+TEST(TimerRequestTest, ATimersFlowIsTheOneItNamesOrItsTargetsHostAndPort) {
+  ApiLimits limits;
+  limits.nats_enabled = true;
+  limits.https_enabled = true;
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"delay_ms":5,"target":{"url":"http://Example.COM/a"}})", "example.com:80"},
+      {R"({"delay_ms":5,"target":{"url":"https://h:8443/a?b"}})", "h:8443"},
+      {R"({"delay_ms":5,"target":{"url":"http://[::1]:9000/"}})", "[::1]:9000"},
+      {R"({"delay_ms":5,"target":{"nats":"orders.eu.created"}})", "orders"},
+      {R"({"delay_ms":5,"target":{"url":"http://h/"},"flow":"mine"})", "mine"},
+  };
+  for (const auto& [body, flow] : cases) {
+    Result<TimerSpec> spec = Spec(body, 0, limits);
+    ASSERT_TRUE(spec.ok()) << body << ": " << spec.status().message();
+    EXPECT_EQ(spec->flow, flow) << body;
+    if (std::string_view(flow) != "mine") {
+      EXPECT_EQ(DefaultFlowKey(spec->target), flow) << body;
+    }
+  }
+}
+
+// The digest that tells a repeated create from a different one is SHA-256
+// (FIPS 180-2's examples), whichever way OpenSSL is asked for it.
+TEST(TimerRequestTest, BodyDigestsAreSha256) {
+  auto hex = [](const std::array<std::uint8_t, 32>& d) {
+    std::string out;
+    for (std::uint8_t b : d) {
+      out += "0123456789abcdef"[b >> 4];
+      out += "0123456789abcdef"[b & 15];
+    }
+    return out;
+  };
+  EXPECT_EQ(hex(Sha256("abc")),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(hex(Sha256("")), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(hex(Sha256("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
 }
 
 }  // namespace
