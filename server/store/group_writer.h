@@ -6,6 +6,7 @@
 #ifndef TICKWHEEL_SERVER_STORE_GROUP_WRITER_H_
 #define TICKWHEEL_SERVER_STORE_GROUP_WRITER_H_
 
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <string>
@@ -71,8 +72,16 @@ class GroupWriter {
     bool fenced = false;
     bool unfenced = false;
   };
-  // Moves what a writer may take now from the queue to `group` (bounded;
-  // a kind of write skipped while its limit of groups is being written).
+  // A queued write and its place in the order of submission.
+  struct Queued {
+    std::uint64_t seq;
+    QueuedWrite write;
+  };
+  void PushLocked(QueuedWrite write) TW_REQUIRES(mutex_);
+  bool QueueEmptyLocked() const TW_REQUIRES(mutex_);
+  // Moves what a writer may take now from the queues to `group`, in the
+  // order of submission (bounded; a kind of write left queued while its
+  // limit of groups is being written).
   Kinds TakeLocked(std::vector<QueuedWrite>& group) TW_REQUIRES(mutex_);
   bool TakeableLocked() const TW_REQUIRES(mutex_);
   // Whether a write of this kind must wait for a group of its kind.
@@ -84,7 +93,11 @@ class GroupWriter {
   IdLocks locks_;
   internal::Mutex mutex_;
   internal::CondVar cv_;
-  std::deque<QueuedWrite> queue_ TW_GUARDED_BY(mutex_);
+  // Queued writes by kind ([1]: fenced), so that a writer finds what it
+  // may take at once however many of the other kind wait (a herd's
+  // claims: thousands).
+  std::deque<Queued> queues_[2] TW_GUARDED_BY(mutex_);
+  std::uint64_t next_seq_ TW_GUARDED_BY(mutex_) = 0;
   bool closing_ TW_GUARDED_BY(mutex_) = false;
   std::size_t writing_ TW_GUARDED_BY(mutex_) = 0;  // groups being written
   std::size_t last_group_ TW_GUARDED_BY(mutex_) = 0;  // writes in the last a writer took

@@ -127,6 +127,41 @@ TEST(GroupWriterTest, WritesSubmittedTogetherAreWrittenAsOneGroup) {
   EXPECT_EQ(refused, 2);
 }
 
+// Fenced writes and others are queued apart (so that a writer finds a kind
+// it may take at once), and a group still holds them in the order they were
+// submitted: two writes of one id in one group apply in that order.
+TEST(GroupWriterTest, AGroupKeepsTheOrderOfSubmissionAcrossKinds) {
+  std::mutex mutex;
+  std::vector<std::vector<std::string>> groups;
+  std::promise<void> all_done;
+  int remaining = 5;
+  GroupWriter writer(2, GroupWriter::Limits{.max_fenced_groups = 2, .max_unfenced_groups = 2},
+                     [&](std::vector<QueuedWrite>& group) {
+                       std::vector<std::string> ids;
+                       for (const QueuedWrite& w : group) {
+                         ids.push_back(w.ids.front() + (w.options.fenced ? "!" : ""));
+                       }
+                       {
+                         std::lock_guard<std::mutex> lock(mutex);
+                         groups.push_back(ids);
+                       }
+                       for (QueuedWrite& w : group) w.done(Status::Ok());
+                     });
+  std::vector<QueuedWrite> writes;
+  for (auto [id, fenced] : std::initializer_list<std::pair<const char*, bool>>{
+           {"a", false}, {"b", true}, {"c", true}, {"d", false}, {"e", true}}) {
+    writes.push_back(Write({id}, false, [&](Status) {
+      if (--remaining == 0) all_done.set_value();
+    }));
+    writes.back().options.fenced = fenced;
+  }
+  writer.SubmitAll(std::move(writes));
+  all_done.get_future().get();
+  std::lock_guard<std::mutex> lock(mutex);
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0], (std::vector<std::string>{"a", "b!", "c!", "d", "e!"}));
+}
+
 std::vector<std::string> Ids(const std::string& prefix, int n) {
   std::vector<std::string> ids;
   for (int i = 0; i < n; ++i) ids.push_back(prefix + std::to_string(i));
