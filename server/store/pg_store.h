@@ -167,15 +167,15 @@ class PostgresTimerStore final : public TimerStore {
 
   static bool IsScheduleKeyOf(const std::string& id);
 
-  // The count deltas' parameters (states, deltas) for
-  // `INSERT INTO tickwheel_count_deltas ... unnest($n::smallint[], $n+1::bigint[])`;
-  // schedules' states from kScheduleCountBase.
   // The insert-only paths' end: `WITH` items that append the count deltas
   // ($first, $first+1: AppendCountDeltas's) and send the announcements
   // ($first+2, a text array of pg_notify payloads), then the SELECT that
   // runs them.
   static std::string DeltasAndNotices(int first);
 
+  // The count deltas' parameters (states, deltas) for
+  // `INSERT INTO tickwheel_count_deltas ... unnest($n::smallint[], $n+1::bigint[])`;
+  // schedules' states from kScheduleCountBase.
   static void AppendCountDeltas(const StateCounts& delta, PgParams& params,
                                 const ScheduleCounts& schedule_delta = {});
 
