@@ -2,7 +2,7 @@
 // A test-only allocation-failure injector, and the sweep built on it. A
 // test binary that includes this header must define the replacement
 // operator new in exactly one of its sources with
-// TICKWHEEL_DEFINE_ALLOC_INJECTOR (see alloc_failure_test.cc).
+// TICKWHEEL_DEFINE_ALLOC_INJECTOR (as alloc/injector_and_wheel_test.cc does).
 //
 // How it works: the binary replaces operator new (every form: plain,
 // aligned, nothrow, array) with one that asks ShouldFail() first and then
@@ -18,8 +18,8 @@
 // executable's definitions take precedence over it; the memory still comes
 // from ASan's malloc, so overflows, use-after-free and leaks are caught as
 // before (only the new/delete mismatch check is lost). InjectorIsInUse
-// (alloc_failure_test.cc) checks that the replacement is the one called, in
-// whichever build runs it. Not built under TSan, whose runtime defines the
+// (alloc/injector_and_wheel_test.cc) checks that the replacement is the one
+// called, in whichever build runs it. Not built under TSan, whose runtime defines the
 // aligned operator new too (as for wheel_fault_test).
 #ifndef TICKWHEEL_TESTS_ALLOC_INJECTOR_H_
 #define TICKWHEEL_TESTS_ALLOC_INJECTOR_H_
