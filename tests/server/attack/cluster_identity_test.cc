@@ -7,7 +7,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "attack/attack_util.h"
 #include "support/postgres_server.h"
@@ -148,12 +150,25 @@ TEST(ClusterIdentityTest, NodesWithTheSameListenStringGetDistinctIdentities) {
   EXPECT_EQ(a.Terminate(), 0) << a.log();
 }
 
+constexpr const char* kFaketime = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1";
+
+// The environment of a node whose wall clock is `offset` ("+5s") ahead of
+// the database's (libfaketime; the monotonic clock is left alone). Under
+// `make server-asan` libfaketime comes before ASan's runtime in the
+// preload list, which ASan refuses at start unless told not to check.
+std::vector<std::string> ClockAheadEnv(const std::string& offset) {
+  const char* asan = std::getenv("ASAN_OPTIONS");
+  return {std::string("LD_PRELOAD=") + kFaketime, "FAKETIME=" + offset,
+          "FAKETIME_DONT_FAKE_MONOTONIC=1", "FAKETIME_NO_CACHE=1",
+          "ASAN_OPTIONS=" + (asan ? std::string(asan) + ":" : std::string()) +
+              "verify_asan_link_order=0"};
+}
+
 // A node whose wall clock is 5 s ahead of the database's (libfaketime)
 // measures it at every heartbeat, says so (log, /metrics, /v1/cluster),
 // and owns no shard; the other node fires everything, never early.
 TEST(ClockSkewTest, ANodeWhoseClockIsAheadOwnsNoShardAndNothingFiresEarly) {
-  const std::string faketime = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1";
-  ASSERT_TRUE(std::filesystem::exists(faketime)) << "faketime (Debian) is not installed";
+  ASSERT_TRUE(std::filesystem::exists(kFaketime)) << "faketime (Debian) is not installed";
   PostgresServer postgres;
   ASSERT_TRUE(postgres.ok()) << postgres.log();
   TempDir dir;
@@ -161,13 +176,7 @@ TEST(ClockSkewTest, ANodeWhoseClockIsAheadOwnsNoShardAndNothingFiresEarly) {
   const std::vector<std::string> args = {"--postgres", postgres.url(), "--shards", "16",
                                          "--lease", "2s"};
   ServerProcess good(Binary(), dir.path() + "/good", args), ahead(Binary(), dir.path() + "/ahead", args);
-  // Under `make server-asan` libfaketime comes before ASan's runtime in the
-  // preload list, which ASan refuses at start unless told not to check.
-  const char* asan = std::getenv("ASAN_OPTIONS");
-  ahead.set_env({"LD_PRELOAD=" + faketime, "FAKETIME=+5s", "FAKETIME_DONT_FAKE_MONOTONIC=1",
-                 "FAKETIME_NO_CACHE=1",
-                 "ASAN_OPTIONS=" + (asan ? std::string(asan) + ":" : std::string()) +
-                     "verify_asan_link_order=0"});
+  ahead.set_env(ClockAheadEnv("+5s"));
   ASSERT_TRUE(good.Start());
   ASSERT_TRUE(ahead.Start());
   BlockingHttpClient cg(good.address()), ca(ahead.address());
@@ -216,8 +225,7 @@ TEST(ClockSkewTest, ANodeWhoseClockIsAheadOwnsNoShardAndNothingFiresEarly) {
 // still 1) and keeps owning shards: the shards are shared and every timer
 // is fired.
 TEST(ClockSkewTest, ANodePastTheWarningButShortOfTheRefusalWarnsAndKeepsItsShards) {
-  const std::string faketime = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1";
-  ASSERT_TRUE(std::filesystem::exists(faketime)) << "faketime (Debian) is not installed";
+  ASSERT_TRUE(std::filesystem::exists(kFaketime)) << "faketime (Debian) is not installed";
   PostgresServer postgres;
   ASSERT_TRUE(postgres.ok()) << postgres.log();
   TempDir dir;
@@ -225,11 +233,7 @@ TEST(ClockSkewTest, ANodePastTheWarningButShortOfTheRefusalWarnsAndKeepsItsShard
   const std::vector<std::string> args = {"--postgres", postgres.url(), "--shards", "16",
                                          "--lease", "2s", "--max-clock-offset", "10s"};
   ServerProcess good(Binary(), dir.path() + "/good", args), ahead(Binary(), dir.path() + "/ahead", args);
-  const char* asan = std::getenv("ASAN_OPTIONS");
-  ahead.set_env({"LD_PRELOAD=" + faketime, "FAKETIME=+3s", "FAKETIME_DONT_FAKE_MONOTONIC=1",
-                 "FAKETIME_NO_CACHE=1",
-                 "ASAN_OPTIONS=" + (asan ? std::string(asan) + ":" : std::string()) +
-                     "verify_asan_link_order=0"});
+  ahead.set_env(ClockAheadEnv("+3s"));
   ASSERT_TRUE(good.Start());
   ASSERT_TRUE(ahead.Start());
   BlockingHttpClient cg(good.address()), ca(ahead.address());
