@@ -99,7 +99,7 @@ int ReportFlow(const server::HttpCallResult& r, bool as_json) {
   return kExitOk;
 }
 
-void AddLs(CLI::App* group, int& exit_code, std::shared_ptr<ClientFlags> common) {
+void AddFlowLs(CLI::App* group, int& exit_code, std::shared_ptr<ClientFlags> common) {
   auto after = std::make_shared<std::string>();
   CLI::App* cmd = group->add_subcommand(
       "ls", "List flows: those with settings and those active in the last minute, with their "
@@ -136,7 +136,7 @@ void AddLs(CLI::App* group, int& exit_code, std::shared_ptr<ClientFlags> common)
   });
 }
 
-void AddGet(CLI::App* group, int& exit_code, std::shared_ptr<ClientFlags> common) {
+void AddFlowGet(CLI::App* group, int& exit_code, std::shared_ptr<ClientFlags> common) {
   auto key = std::make_shared<std::string>();
   CLI::App* cmd = group->add_subcommand("get", "Show a flow: limits, state, backlog, last minute");
   common->AddTo(cmd);
@@ -254,8 +254,8 @@ void RegisterFlowCommands(CLI::App& app, int& exit_code) {
   CLI::App* group = app.add_subcommand(
       "flow", "Flow control per destination: rate limits, in-flight caps, pauses (docs/flows.md)");
   group->require_subcommand(1);
-  AddLs(group, exit_code, common);
-  AddGet(group, exit_code, common);
+  AddFlowLs(group, exit_code, common);
+  AddFlowGet(group, exit_code, common);
   AddSet(group, exit_code, common);
   AddAction(group, exit_code, common, "pause",
             "Pause a flow: nothing is sent; its timers stay pending", "POST", ":pause");

@@ -12,8 +12,8 @@ namespace tickwheel::app {
 
 namespace {
 
-void AddGet(CLI::App& app, int& exit_code, std::shared_ptr<ClientFlags> common, const char* name,
-            const char* help, const char* path) {
+void AddReadCommand(CLI::App& app, int& exit_code, std::shared_ptr<ClientFlags> common,
+                    const char* name, const char* help, const char* path) {
   CLI::App* cmd = app.add_subcommand(name, help);
   common->AddTo(cmd);
   cmd->callback([common, path, &exit_code] {
@@ -27,11 +27,11 @@ void AddGet(CLI::App& app, int& exit_code, std::shared_ptr<ClientFlags> common, 
 
 void RegisterInfoCommands(CLI::App& app, int& exit_code) {
   auto common = std::make_shared<ClientFlags>();
-  AddGet(app, exit_code, common, "stats",
-         "Show the server's counts by state, what is due soon, its store and version",
-         "/v1/stats");
-  AddGet(app, exit_code, common, "whoami", "Show the role of the token in use (admin, read)",
-         "/v1/whoami");
+  AddReadCommand(app, exit_code, common, "stats",
+                 "Show the server's counts by state, what is due soon, its store and version",
+                 "/v1/stats");
+  AddReadCommand(app, exit_code, common, "whoami",
+                 "Show the role of the token in use (admin, read)", "/v1/whoami");
 }
 
 }  // namespace tickwheel::app

@@ -226,7 +226,7 @@ bool AddBody(const AddFlags& f, json::object& body) {
   return true;
 }
 
-void AddAdd(CLI::App& group, int& exit_code, std::shared_ptr<ClientFlags> common) {
+void AddScheduleAdd(CLI::App& group, int& exit_code, std::shared_ptr<ClientFlags> common) {
   auto add = std::make_shared<AddFlags>();
   CLI::App* cmd = group.add_subcommand(
       "add", "Create a schedule: --every 5m, or --cron '0 9 * * MON-FRI' --tz Europe/Berlin");
@@ -273,7 +273,7 @@ void AddAdd(CLI::App& group, int& exit_code, std::shared_ptr<ClientFlags> common
   });
 }
 
-void AddLs(CLI::App& group, int& exit_code, std::shared_ptr<ClientFlags> common) {
+void AddScheduleLs(CLI::App& group, int& exit_code, std::shared_ptr<ClientFlags> common) {
   struct LsFlags {
     std::string state, prefix, after;
     int limit = 100;
@@ -299,7 +299,7 @@ void AddLs(CLI::App& group, int& exit_code, std::shared_ptr<ClientFlags> common)
   });
 }
 
-void AddGet(CLI::App& group, int& exit_code, std::shared_ptr<ClientFlags> common) {
+void AddScheduleGet(CLI::App& group, int& exit_code, std::shared_ptr<ClientFlags> common) {
   struct GetFlags {
     std::string id;
     int next = 5;
@@ -387,9 +387,9 @@ void RegisterScheduleCommands(CLI::App& app, int& exit_code) {
                                                    "resume, trigger, backfill, rm");
   group->require_subcommand(1);
   auto common = std::make_shared<ClientFlags>();
-  AddAdd(*group, exit_code, common);
-  AddLs(*group, exit_code, common);
-  AddGet(*group, exit_code, common);
+  AddScheduleAdd(*group, exit_code, common);
+  AddScheduleLs(*group, exit_code, common);
+  AddScheduleGet(*group, exit_code, common);
   AddOnSchedule(*group, exit_code, common, "pause", "Pause a schedule: nothing fires until resume",
                 "POST", ":pause", PrintSchedule);
   AddOnSchedule(*group, exit_code, common, "resume",

@@ -74,7 +74,7 @@ bool ParseHeader(const std::string& text, json::object& headers) {
   return true;
 }
 
-void AddAdd(CLI::App& app, int& exit_code, std::shared_ptr<ClientFlags> common) {
+void AddTimerAdd(CLI::App& app, int& exit_code, std::shared_ptr<ClientFlags> common) {
   struct AddFlags {
     WhenFlags when;
     std::string url, nats, payload, id, backoff;
@@ -190,7 +190,7 @@ void AddReschedule(CLI::App& app, int& exit_code, std::shared_ptr<ClientFlags> c
   });
 }
 
-void AddLs(CLI::App& app, int& exit_code, std::shared_ptr<ClientFlags> common) {
+void AddTimerLs(CLI::App& app, int& exit_code, std::shared_ptr<ClientFlags> common) {
   struct LsFlags {
     std::string state = "pending";
     int limit = 100;
@@ -263,13 +263,13 @@ void AddLs(CLI::App& app, int& exit_code, std::shared_ptr<ClientFlags> common) {
 
 void RegisterTimerCommands(CLI::App& app, int& exit_code) {
   auto common = std::make_shared<ClientFlags>();
-  AddAdd(app, exit_code, common);
+  AddTimerAdd(app, exit_code, common);
   AddOnTimer(app, exit_code, common, "get", "Show a timer: its state, times, attempts", "GET", "");
   AddReschedule(app, exit_code, common);
   AddOnTimer(app, exit_code, common, "cancel", "Cancel a pending timer", "DELETE", "");
   AddOnTimer(app, exit_code, common, "retry",
              "Re-arm a failed timer (a dead letter): it fires again now", "POST", ":retry");
-  AddLs(app, exit_code, common);
+  AddTimerLs(app, exit_code, common);
 }
 
 }  // namespace tickwheel::app

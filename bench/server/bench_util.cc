@@ -8,6 +8,7 @@
 #include <climits>
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "cli/blocking_http_client.h"
@@ -163,6 +164,12 @@ json::object LatenessStats(const std::vector<Delivery>& d) {
     o["first_to_last_ms"] = last - first;
   }
   return o;
+}
+
+std::pair<std::size_t, std::size_t> Distinct(const std::vector<Delivery>& d) {
+  std::set<std::string> ids;
+  for (const Delivery& x : d) ids.insert(x.id);
+  return {ids.size(), d.size() - ids.size()};
 }
 
 }  // namespace tickwheel::bench

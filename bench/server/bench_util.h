@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "support/server_process.h"
@@ -75,6 +76,9 @@ double Metric(const std::string& address, const std::string& name);
 // {count, early, p50_ms, p99_ms, max_ms, first_to_last_ms} of received -
 // due over `d`.
 boost::json::object LatenessStats(const std::vector<testing::Delivery>& d);
+
+// {distinct ids, deliveries beyond the first of each id} among `d`.
+std::pair<std::size_t, std::size_t> Distinct(const std::vector<testing::Delivery>& d);
 
 }  // namespace tickwheel::bench
 

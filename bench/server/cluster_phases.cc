@@ -109,13 +109,6 @@ json::object SingleCreates(const ClusterOptions& o, int nodes) {
   return r;
 }
 
-// Distinct ids among the deliveries, and deliveries beyond the first per id.
-std::pair<std::size_t, std::size_t> Distinct(const std::vector<Delivery>& d) {
-  std::set<std::string> ids;
-  for (const Delivery& x : d) ids.insert(x.id);
-  return {ids.size(), d.size() - ids.size()};
-}
-
 json::object Herd(const ClusterOptions& o, int nodes) {
   WebhookReceiver receiver(1);
   Cluster cluster(o.binary, o.pg, o.shards, "herd" + std::to_string(nodes), nodes);

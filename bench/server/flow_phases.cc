@@ -8,7 +8,6 @@
 #include <fstream>
 #include <map>
 #include <memory>
-#include <set>
 #include <thread>
 #include <vector>
 
@@ -134,12 +133,6 @@ json::object PerSecond(std::vector<Delivery> d) {
   o["window_max"] = best;
   o["first_to_last_ms"] = d.back().received_ms - first;
   return o;
-}
-
-std::pair<std::size_t, std::size_t> Distinct(const std::vector<Delivery>& d) {
-  std::set<std::string> ids;
-  for (const Delivery& x : d) ids.insert(x.id);
-  return {ids.size(), d.size() - ids.size()};
 }
 
 // When the servers started each of `n` timers' first attempt (prefix0 ..

@@ -7,17 +7,12 @@
 #include <cstdio>
 #include <mutex>
 
+#include "bench_util.h"
 #include "cli/blocking_http_client.h"
 
 namespace tickwheel::bench {
 
 namespace {
-
-std::int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 struct Conn {
   explicit Conn(const std::string& conninfo) : c(PQconnectdb(conninfo.c_str())) {}

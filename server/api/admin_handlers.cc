@@ -26,9 +26,7 @@ namespace json = boost::json;
 
 namespace {
 
-Status Bad(std::string reason, std::string field, std::string message) {
-  return Status::Invalid(std::move(reason), std::move(message), std::move(field));
-}
+using request_error::Bad;
 
 // An error of one line of an import: {"error": {"code", "message" (with
 // the line), "field", "line"}}.

@@ -33,6 +33,16 @@ std::string CanonicalJson(const boost::json::value& v);
 // case).
 void AppendJsonString(std::string& out, std::string_view text);
 
+namespace request_error {
+// A 400 about a request's field: `reason` is the error's code
+// ("invalid_type", "missing_field", ...), `field` the field's name as the
+// client wrote it, `message` what was wrong with it. The request parsers
+// say `using request_error::Bad;`.
+inline Status Bad(std::string reason, std::string field, std::string message) {
+  return Status::Invalid(std::move(reason), std::move(message), std::move(field));
+}
+}  // namespace request_error
+
 }  // namespace tickwheel::server
 
 #endif  // TICKWHEEL_SERVER_API_JSON_BODY_H_

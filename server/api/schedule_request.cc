@@ -20,9 +20,7 @@ constexpr std::size_t kMaxZoneLength = 64;
 constexpr std::int64_t kMaxEveryMs = 10LL * 365 * 24 * 3600 * 1000;
 constexpr std::int64_t kMaxOccurrencesLimit = 1'000'000'000;
 
-Status Bad(std::string reason, std::string field, std::string message) {
-  return Status::Invalid(std::move(reason), std::move(message), std::move(field));
-}
+using request_error::Bad;
 
 // A string field; nullopt if absent (or null, when `nullable`).
 Result<std::optional<std::string>> String(const json::object& obj, std::string_view key,

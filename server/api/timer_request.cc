@@ -21,9 +21,7 @@ namespace json = boost::json;
 
 namespace {
 
-Status Bad(std::string reason, std::string field, std::string message) {
-  return Status::Invalid(std::move(reason), std::move(message), std::move(field));
-}
+using request_error::Bad;
 
 std::string Name(std::string_view prefix, std::string_view key) {
   return std::string(prefix) + std::string(key);

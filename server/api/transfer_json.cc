@@ -19,9 +19,7 @@ namespace json = boost::json;
 
 namespace {
 
-Status Bad(std::string reason, std::string field, std::string message) {
-  return Status::Invalid(std::move(reason), std::move(message), std::move(field));
-}
+using request_error::Bad;
 
 std::string Hex(const Digest& d) {
   std::string out;

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "schedule/civil_days.h"
+
 namespace tickwheel::server::recurrence_internal {
 namespace {
 
@@ -33,7 +35,6 @@ constexpr const char* kDayNames[] = {"SUN", "MON", "TUE", "WED", "THU", "FRI", "
 const FieldInfo& Info(Field f) { return kFields[static_cast<int>(f)]; }
 
 char Upper(char c) { return (c >= 'a' && c <= 'z') ? static_cast<char>(c - 'a' + 'A') : c; }
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 bool EqualsUpper(std::string_view s, std::string_view upper) {
   if (s.size() != upper.size()) return false;
@@ -90,10 +91,10 @@ class FieldParser {
   // A number or a name of this field, in [min, max].
   Result<int> Value(std::string_view s) const {
     if (s.empty()) return Error("a value is missing");
-    if (IsDigit(s[0])) {
+    if (IsAsciiDigit(s[0])) {
       int v = 0;
       for (char c : s) {
-        if (!IsDigit(c)) return Error(Quote(s) + " is not a number (" + info_.accepted + ")");
+        if (!IsAsciiDigit(c)) return Error(Quote(s) + " is not a number (" + info_.accepted + ")");
         if (v > 9999) return Error(std::string(s) + " is not " + info_.accepted);
         v = v * 10 + (c - '0');
       }
@@ -125,7 +126,7 @@ class FieldParser {
     if (s.empty()) return Error("a step is missing after \"/\"");
     int v = 0;
     for (char c : s) {
-      if (!IsDigit(c)) return Error("the step " + Quote(s) + " is not a number");
+      if (!IsAsciiDigit(c)) return Error("the step " + Quote(s) + " is not a number");
       if (v > 9999) return Error("the step " + std::string(s) + " is too large");
       v = v * 10 + (c - '0');
     }
@@ -155,7 +156,7 @@ class FieldParser {
         out_.last_weekday_of_month = true;
         return Status();
       }
-      if (item.size() > 1 && Upper(item.back()) == 'W' && IsDigit(item[0])) {
+      if (item.size() > 1 && Upper(item.back()) == 'W' && IsAsciiDigit(item[0])) {
         Result<int> day = Value(item.substr(0, item.size() - 1));
         if (!day.ok()) return day.status();
         out_.nearest_weekday |= std::uint32_t{1} << *day;

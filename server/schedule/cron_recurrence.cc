@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "schedule/civil_days.h"
 #include "schedule/rfc3339.h"
 
 namespace tickwheel::server::recurrence_internal {
@@ -14,10 +15,6 @@ namespace {
 // starts no earlier than kMinInstant, and finds nothing after kMaxInstant.
 constexpr std::int64_t kMinInstant = kMinLocalSeconds + kMaxOffsetSpan;
 constexpr std::int64_t kMaxInstant = kMaxLocalSeconds + kMaxOffsetSpan;
-
-std::int64_t FloorDiv(std::int64_t a, std::int64_t b) {
-  return a / b - ((a % b != 0) && ((a < 0) != (b < 0)) ? 1 : 0);
-}
 
 }  // namespace
 

@@ -6,24 +6,16 @@
 #include <algorithm>
 #include <bit>
 
+#include "schedule/civil_days.h"
+
 namespace tickwheel::server::recurrence_internal {
 namespace {
-
-constexpr std::int64_t kDay = 86400;
 
 // The lowest set bit of `mask` at or above `from`, or -1.
 int NextBit(std::uint64_t mask, int from) {
   if (from >= 64) return -1;
   std::uint64_t rest = mask >> from;
   return rest == 0 ? -1 : from + std::countr_zero(rest);
-}
-
-std::int64_t FloorDiv(std::int64_t a, std::int64_t b) {
-  return a / b - ((a % b != 0) && ((a < 0) != (b < 0)) ? 1 : 0);
-}
-
-std::int64_t DaysFromCivil(int y, unsigned m, unsigned d) {
-  return date::sys_days(date::year(y) / date::month(m) / date::day(d)).time_since_epoch().count();
 }
 
 unsigned MonthLength(int y, unsigned m) {
@@ -119,8 +111,8 @@ int CronSearch::NextTimeOfDay(int second_of_day) const {
 std::optional<std::int64_t> CronSearch::NextMatch(std::int64_t from, std::int64_t limit) const {
   limit = std::min(limit, kMaxLocalSeconds + 1);
   if (!can_match_ || from >= limit) return std::nullopt;
-  std::int64_t days = FloorDiv(from, kDay);
-  int second_of_day = static_cast<int>(from - days * kDay);
+  std::int64_t days = FloorDiv(from, kSecondsPerDay);
+  int second_of_day = static_cast<int>(from - days * kSecondsPerDay);
   date::year_month_day ymd{date::sys_days(date::days(days))};
   int year = static_cast<int>(ymd.year());
   unsigned month = static_cast<unsigned>(ymd.month());
@@ -137,12 +129,12 @@ std::optional<std::int64_t> CronSearch::NextMatch(std::int64_t from, std::int64_
       day = 1;
       second_of_day = 0;
     }
-    if (year > 9999 || DaysFromCivil(year, month, 1) * kDay >= limit) return std::nullopt;
+    if (year > 9999 || DaysFromCivil(year, month, 1) * kSecondsPerDay >= limit) return std::nullopt;
     std::uint64_t mask = static_cast<std::uint64_t>(DaysOfMonth(year, month)) >> day << day;
     for (; mask != 0; mask &= mask - 1) {
       unsigned d = static_cast<unsigned>(std::countr_zero(mask));
       if (d != day) day = d, second_of_day = 0;
-      std::int64_t day_start = DaysFromCivil(year, month, day) * kDay;
+      std::int64_t day_start = DaysFromCivil(year, month, day) * kSecondsPerDay;
       if (day_start >= limit) return std::nullopt;
       int time = NextTimeOfDay(second_of_day);
       if (time >= 0) {
@@ -159,8 +151,8 @@ std::optional<std::int64_t> CronSearch::NextMatch(std::int64_t from, std::int64_
 }
 
 bool CronSearch::Matches(std::int64_t local_s) const {
-  std::int64_t days = FloorDiv(local_s, kDay);
-  int second_of_day = static_cast<int>(local_s - days * kDay);
+  std::int64_t days = FloorDiv(local_s, kSecondsPerDay);
+  int second_of_day = static_cast<int>(local_s - days * kSecondsPerDay);
   date::year_month_day ymd{date::sys_days(date::days(days))};
   unsigned month = static_cast<unsigned>(ymd.month());
   unsigned day = static_cast<unsigned>(ymd.day());

@@ -9,17 +9,12 @@
 #include <iterator>
 #include <limits>
 
+#include "schedule/civil_days.h"
+
 namespace tickwheel::server::recurrence_internal {
 namespace {
 
-constexpr std::int64_t kDay = 86400;
-
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-
-std::int64_t DaysFromCivil(int y, unsigned m, unsigned d) {
-  return date::sys_days(date::year(y) / date::month(m) / date::day(d)).time_since_epoch().count();
-}
 
 bool IsLeap(int y) { return date::year(y).is_leap(); }
 
@@ -31,7 +26,7 @@ std::optional<std::string> ParseAbbreviation(std::string_view& s) {
     if (close == std::string_view::npos) return std::nullopt;
     out = std::string(s.substr(1, close - 1));
     for (char c : out) {
-      if (!IsAlpha(c) && !IsDigit(c) && c != '+' && c != '-') return std::nullopt;
+      if (!IsAlpha(c) && !IsAsciiDigit(c) && c != '+' && c != '-') return std::nullopt;
     }
     s.remove_prefix(close + 1);
   } else {
@@ -59,7 +54,7 @@ std::optional<std::int32_t> ParseHms(std::string_view& s, int max_hours) {
     }
     std::size_t n = 0;
     int v = 0;
-    while (n < s.size() && IsDigit(s[n]) && n < 3) v = v * 10 + (s[n++] - '0');
+    while (n < s.size() && IsAsciiDigit(s[n]) && n < 3) v = v * 10 + (s[n++] - '0');
     if (n == 0) return std::nullopt;
     s.remove_prefix(n);
     parts[i] = v;
@@ -71,7 +66,7 @@ std::optional<std::int32_t> ParseHms(std::string_view& s, int max_hours) {
 std::optional<int> ParseInt(std::string_view& s, int min, int max) {
   std::size_t n = 0;
   int v = 0;
-  while (n < s.size() && IsDigit(s[n]) && n < 4) v = v * 10 + (s[n++] - '0');
+  while (n < s.size() && IsAsciiDigit(s[n]) && n < 4) v = v * 10 + (s[n++] - '0');
   if (n == 0 || v < min || v > max) return std::nullopt;
   s.remove_prefix(n);
   return v;
@@ -179,14 +174,14 @@ std::int64_t PosixTimeZone::TransitionUtc(const Rule& rule, int year, std::int32
       break;
     }
   }
-  return days * kDay + rule.time_s - offset_s;
+  return days * kSecondsPerDay + rule.time_s - offset_s;
 }
 
 PosixTimeZone::Period PosixTimeZone::At(std::int64_t utc_s) const {
   constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
   constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
   if (!has_dst_) return {kMin, kMax, std_offset_s_, false};
-  std::int64_t days = utc_s >= 0 ? utc_s / kDay : -((-utc_s + kDay - 1) / kDay);
+  std::int64_t days = FloorDiv(utc_s, kSecondsPerDay);
   int year = static_cast<int>(date::year_month_day(date::sys_days(date::days(days))).year());
   struct Transition {
     std::int64_t at;
