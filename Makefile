@@ -39,6 +39,15 @@ JOBS ?= $(shell nproc)
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 CMAKE_ARGS ?=
 
+# Every build is a unity build (CMake's UNITY_BUILD): each target's sources
+# are compiled eight to a translation unit, so the headers they share
+# (Boost.Asio/Beast/JSON, GoogleTest, the server's own) are parsed, and
+# their templates instantiated, once per eight files rather than once per
+# file (docs/testing.md, How long it takes). What it asks of the code: no
+# two sources of one target define the same name in an unnamed namespace.
+# CMAKE_ARGS=-DCMAKE_UNITY_BUILD=OFF rebuilds one changed file alone.
+UNITY = -DCMAKE_UNITY_BUILD=ON
+
 .PHONY: all deps configure build package run demo test unit-test release-build release-test asan asan-build tsan tsan-build server-asan server-asan-build server-asan-test server-tsan server-tsan-test tsa fuzz-build fuzz fuzz-test bench bench-server bench-transfer soak clean format
 
 all: build
@@ -47,7 +56,7 @@ deps:
 	@scripts/install-deps.sh
 
 configure: deps
-	@cmake -S . -B $(BUILD) $(GENERATOR) -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS) >/dev/null
+	@cmake -S . -B $(BUILD) $(GENERATOR) -DCMAKE_BUILD_TYPE=Release $(UNITY) $(CMAKE_ARGS) >/dev/null
 
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
@@ -122,7 +131,7 @@ test: server-asan-build
 # with ASan + UBSan on server/api/api.cc: 65 s against 162 s), which is
 # most of make test's time on 2 cores.
 SAN_BUILD = -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-            -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"
+            -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" $(UNITY)
 
 # Sanitizer builds compile the library and its tests (not the benchmarks or
 # the executable) with clang, and run the tests that are labelled for them.
@@ -219,7 +228,7 @@ server-tsan-test: deps
 # (cmake/TickwheelCheckOnly.cmake; 40-50% less time than -O0 code).
 tsa: deps
 	@cmake -S . -B $(BUILD)-tsa $(GENERATOR) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O0 \
-	  -DCMAKE_CXX_COMPILER=clang++-14 -DTICKWHEEL_CHECK_ONLY=ON -DTICKWHEEL_BUILD_TESTS=OFF \
+	  -DCMAKE_CXX_COMPILER=clang++-14 -DTICKWHEEL_CHECK_ONLY=ON -DTICKWHEEL_BUILD_TESTS=OFF $(UNITY) \
 	  -DTICKWHEEL_BUILD_BENCH=OFF -DTICKWHEEL_BUILD_EXAMPLES=OFF >/dev/null
 	@cmake --build $(BUILD)-tsa -j $(JOBS) --target tickwheel_app
 
