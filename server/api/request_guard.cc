@@ -5,6 +5,7 @@
 #include <boost/asio/ip/address.hpp>
 #include <cctype>
 
+#include "common/ascii_case.h"
 #include "common/host_pattern.h"
 
 namespace tickwheel::server {
@@ -12,12 +13,6 @@ namespace tickwheel::server {
 namespace http = boost::beast::http;
 
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 bool IsIpLiteral(const std::string& host) {
   boost::system::error_code ec;
@@ -43,7 +38,7 @@ bool ValidOrigin(std::string_view origin) {
          authority.find_first_of("/?#@ ") == std::string_view::npos;
 }
 
-std::string Quoted(std::string_view s) {
+std::string QuotedExcerpt(std::string_view s) {
   std::string out = "\"";
   for (char c : s.substr(0, 200)) {
     out += std::isprint(static_cast<unsigned char>(c)) ? c : '?';
@@ -56,20 +51,20 @@ std::string Quoted(std::string_view s) {
 Result<RequestGuard> RequestGuard::Make(RequestGuardOptions options) {
   RequestGuard guard;
   for (const std::string& host : options.public_hosts) {
-    std::string name = Lower(host);
+    std::string name = AsciiLower(host);
     if (!name.empty() && name.back() == '.') name.pop_back();
     if (!ValidName(name)) {
-      return Status::Invalid("bad_flag", "--public-host " + Quoted(host) +
+      return Status::Invalid("bad_flag", "--public-host " + QuotedExcerpt(host) +
                                              ": expected a host name (timers.internal) or "
                                              "*.example.com, without scheme or port");
     }
     guard.public_hosts_.push_back(std::move(name));
   }
   for (const std::string& origin : options.allow_origins) {
-    std::string o = Lower(origin);
+    std::string o = AsciiLower(origin);
     if (!o.empty() && o.back() == '/') o.pop_back();
     if (!ValidOrigin(o)) {
-      return Status::Invalid("bad_flag", "--allow-origin " + Quoted(origin) +
+      return Status::Invalid("bad_flag", "--allow-origin " + QuotedExcerpt(origin) +
                                              ": expected an origin such as "
                                              "https://ops.example.com (scheme, host, port)");
     }
@@ -93,7 +88,7 @@ std::string RequestGuard::HostOf(std::string_view value) {
     }
     host = host.substr(0, colon);
   }
-  std::string out = Lower(host);
+  std::string out = AsciiLower(host);
   if (!out.empty() && out.back() == '.') out.pop_back();
   return out;
 }
@@ -114,7 +109,7 @@ Status RequestGuard::CheckHost(const HttpRequest& head) const {
   std::string names = "IP addresses, localhost";
   for (const std::string& name : public_hosts_) names += ", " + name;
   return Status(StatusCode::kInvalidArgument, "misdirected_request",
-                "Host " + Quoted(it->value()) + " does not name this server (it answers to " +
+                "Host " + QuotedExcerpt(it->value()) + " does not name this server (it answers to " +
                     names +
                     "): a web page whose name points at the server (DNS rebinding) is refused "
                     "this way. If clients reach the server by this name, start it with "
@@ -126,7 +121,7 @@ Result<std::optional<std::string>> RequestGuard::CheckOrigin(const HttpRequest& 
   if (origin_field == head.end()) {
     // No Origin: a program, or a browser's navigation or no-cors GET; the
     // latter two say where they come from.
-    const std::string site = Lower(head["Sec-Fetch-Site"]);
+    const std::string site = AsciiLower(head["Sec-Fetch-Site"]);
     if (site == "cross-site" || site == "same-site") {
       return Status(StatusCode::kPermissionDenied, "origin_not_allowed",
                     "a request a web page made from another site (Sec-Fetch-Site: " + site +
@@ -135,11 +130,11 @@ Result<std::optional<std::string>> RequestGuard::CheckOrigin(const HttpRequest& 
     }
     return std::optional<std::string>();
   }
-  const std::string origin = Lower(origin_field->value());
+  const std::string origin = AsciiLower(origin_field->value());
   const std::size_t scheme = origin.find("://");
   if (scheme != std::string::npos) {
     auto host = head.find(http::field::host);
-    if (host != head.end() && Lower(host->value()) == origin.substr(scheme + 3)) {
+    if (host != head.end() && AsciiLower(host->value()) == origin.substr(scheme + 3)) {
       return std::optional<std::string>();  // the server's own page (the console)
     }
     for (const std::string& allowed : allow_origins_) {
@@ -147,7 +142,7 @@ Result<std::optional<std::string>> RequestGuard::CheckOrigin(const HttpRequest& 
     }
   }
   return Status(StatusCode::kPermissionDenied, "origin_not_allowed",
-                "requests from web pages at " + Quoted(origin_field->value()) +
+                "requests from web pages at " + QuotedExcerpt(origin_field->value()) +
                     " are refused: only the server's own pages (the console) and the origins "
                     "in --allow-origin may call the API from a browser");
 }
@@ -155,7 +150,7 @@ Result<std::optional<std::string>> RequestGuard::CheckOrigin(const HttpRequest& 
 Status RequestGuard::CheckContentType(const HttpRequest& head, bool has_body) {
   if (!has_body) return Status::Ok();
   const std::string_view value = head[http::field::content_type];
-  const std::string type = Lower(value.substr(0, value.find(';')));
+  const std::string type = AsciiLower(value.substr(0, value.find(';')));
   std::string_view trimmed = type;
   while (!trimmed.empty() && trimmed.back() == ' ') trimmed.remove_suffix(1);
   while (!trimmed.empty() && trimmed.front() == ' ') trimmed.remove_prefix(1);
@@ -163,7 +158,7 @@ Status RequestGuard::CheckContentType(const HttpRequest& head, bool has_body) {
   return Status(StatusCode::kInvalidArgument, "unsupported_media_type",
                 "the body must be JSON sent as Content-Type: application/json" +
                     (value.empty() ? std::string(" (there was no Content-Type)")
-                                   : " (not " + Quoted(value) + ")") +
+                                   : " (not " + QuotedExcerpt(value) + ")") +
                     "; e.g. curl --json '{...}'");
 }
 

@@ -13,7 +13,7 @@ namespace json = boost::json;
 
 namespace {
 
-std::string Quoted(std::string_view text) {
+std::string JsonQuoted(std::string_view text) {
   std::string out;
   AppendJsonString(out, text);
   return out;
@@ -40,23 +40,23 @@ void AppendDeliveryJson(std::string& out, const std::string& target,
   out += std::to_string(backoff_ms);
   if (IsNatsTarget(target)) {
     out += "},\"target\":{\"nats\":";
-    out += Quoted(NatsSubject(target));
+    out += JsonQuoted(NatsSubject(target));
   } else {
     out += "},\"target\":{\"url\":";
-    out += Quoted(ShownTarget(target, show_header_values));
+    out += JsonQuoted(ShownTarget(target, show_header_values));
     if (!headers.empty()) {
       out += ",\"headers\":{";
       for (std::size_t i = 0; i < headers.size(); ++i) {
         if (i) out += ',';
-        out += Quoted(headers[i].first);
+        out += JsonQuoted(headers[i].first);
         out += ':';
-        out += show_header_values ? Quoted(headers[i].second) : "\"***\"";
+        out += show_header_values ? JsonQuoted(headers[i].second) : "\"***\"";
       }
       out += '}';
     }
   }
   out += "},\"flow\":";
-  out += Quoted(flow);
+  out += JsonQuoted(flow);
   out += ",\"payload\":";
   out += payload.empty() ? "null" : payload;
 }
@@ -66,7 +66,7 @@ std::string TimerJson(const TimerRecord& r, bool show_header_values) {
   std::string out;
   out.reserve(256 + r.payload.size() + r.target.size());
   out += "{\"id\":";
-  out += Quoted(r.id);
+  out += JsonQuoted(r.id);
   out += ",\"state\":\"";
   out += StateName(r.state);
   out += "\",\"fire_at_ms\":";
@@ -85,15 +85,15 @@ std::string TimerJson(const TimerRecord& r, bool show_header_values) {
   out += std::to_string(r.updated_ms);
   if (!r.trace.traceparent.empty()) {
     out += ",\"traceparent\":";
-    out += Quoted(r.trace.traceparent);
+    out += JsonQuoted(r.trace.traceparent);
   }
   if (!r.trace.tracestate.empty()) {
     out += ",\"tracestate\":";
-    out += Quoted(r.trace.tracestate);
+    out += JsonQuoted(r.trace.tracestate);
   }
   if (!r.last_error.empty()) {
     out += ",\"last_error\":";
-    out += Quoted(r.last_error);
+    out += JsonQuoted(r.last_error);
   }
   if (!r.attempt_log.empty()) {
     out += ",\"attempt_log\":[";
@@ -103,7 +103,7 @@ std::string TimerJson(const TimerRecord& r, bool show_header_values) {
       out += "{\"started_ms\":" + std::to_string(a.started_ms) +
              ",\"duration_ms\":" + std::to_string(a.duration_ms);
       if (a.status != 0) out += ",\"status\":" + std::to_string(a.status);
-      if (!a.error.empty()) out += ",\"error\":" + Quoted(a.error);
+      if (!a.error.empty()) out += ",\"error\":" + JsonQuoted(a.error);
       if (a.throttled_ms != 0) out += ",\"throttled_ms\":" + std::to_string(a.throttled_ms);
       out += '}';
     }
@@ -137,7 +137,7 @@ std::string PageJson(const ListPage& page, bool show_header_values) {
     out += TimerJson(page.records[i], show_header_values);
   }
   out += ']';
-  if (page.next) out += ",\"next_after\":" + Quoted(EncodeCursor(*page.next));
+  if (page.next) out += ",\"next_after\":" + JsonQuoted(EncodeCursor(*page.next));
   return out + '}';
 }
 

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "api/json_body.h"
+#include "common/ascii_case.h"
 #include "common/sha256.h"
 #include "timer/flow_key.h"
 #include "timer/http_url.h"
@@ -194,12 +195,6 @@ bool IsTokenChar(char c) {  // RFC 9110 tchar
          std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
 }
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // Headers a target may not set: hop-by-hop and framing headers, and those
 // the server sets itself on every attempt.
 constexpr std::array<std::string_view, 14> kReservedHeaders = {
@@ -225,7 +220,7 @@ Status ParseHeaders(const json::value& v, const std::string& field, TimerSpec& s
     if (name.empty() || !std::all_of(name.begin(), name.end(), IsTokenChar)) {
       return Bad("invalid_value", named, "\"" + name + "\" is not a header name");
     }
-    const std::string lower = Lower(name);
+    const std::string lower = AsciiLower(name);
     if (std::find(kReservedHeaders.begin(), kReservedHeaders.end(), lower) !=
         kReservedHeaders.end()) {
       return Bad("reserved_header", named,

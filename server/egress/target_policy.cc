@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 
+#include "common/ascii_case.h"
 #include "common/host_pattern.h"
 
 namespace tickwheel::server {
@@ -43,10 +44,11 @@ ip::address Embedded(const ip::address& a) {
   return Normalize(a);
 }
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (!out.empty() && out.back() == '.') out.pop_back();  // "example.com." is example.com
+// A host name as the policy compares it: lower case, without the root's
+// dot ("Example.COM." is example.com).
+std::string CanonicalHost(std::string_view s) {
+  std::string out = AsciiLower(s);
+  if (!out.empty() && out.back() == '.') out.pop_back();
   return out;
 }
 
@@ -176,7 +178,7 @@ Result<TargetPolicy> TargetPolicy::Make(const std::vector<std::string>& allow,
                                              "\" is not a CIDR, an address or a host name "
                                              "(example.com, *.example.com)");
     }
-    names.push_back(Lower(entry));
+    names.push_back(CanonicalHost(entry));
     return Status::Ok();
   };
   for (const std::string& e : allow) {
@@ -189,13 +191,13 @@ Result<TargetPolicy> TargetPolicy::Make(const std::vector<std::string>& allow,
 }
 
 Status TargetPolicy::CheckName(std::string_view raw_host) const {
-  const std::string host = Lower(raw_host);
+  const std::string host = CanonicalHost(raw_host);
   if (AnyName(deny_names_, host)) return Denied("host " + host + " is denied by --target-deny");
   return Status::Ok();
 }
 
 Status TargetPolicy::CheckAddress(std::string_view raw_host, const ip::address& raw) const {
-  const std::string host = Lower(raw_host);
+  const std::string host = CanonicalHost(raw_host);
   const ip::address a = Normalize(raw);
   const ip::address carried = Embedded(raw);
   // "64:ff9b::a9fe:a9fe, which carries 169.254.169.254" for an IPv4

@@ -7,18 +7,13 @@
 
 #include <arpa/inet.h>
 
+#include "common/ascii_case.h"
+
 namespace tickwheel::server {
 namespace {
 
 Status Bad(std::string message) {
   return Status::Invalid("invalid_value", std::move(message));
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
 }
 
 bool IsHostChar(char c) {
@@ -52,7 +47,7 @@ Result<HttpUrl> ParseHttpUrl(std::string_view url) {
   if (colon == std::string_view::npos) {
     return Bad("not a URL (expected http://host:port/path)");
   }
-  const std::string scheme = Lower(url.substr(0, colon));
+  const std::string scheme = AsciiLower(url.substr(0, colon));
   HttpUrl out;
   if (scheme == "https") {
     out.tls = true;
@@ -123,7 +118,7 @@ Result<HttpUrl> ParseHttpUrl(std::string_view url) {
       return Bad("characters outside ASCII in the URL's path: percent-encode them");
     }
   }
-  out.host = Lower(host);
+  out.host = AsciiLower(host);
   return out;
 }
 
