@@ -184,17 +184,17 @@ server-asan-test: server-asan-build
 # HTTP threads, group writer, dispatcher, lease manager and listener of the
 # real executable, which the tests start (TSAN_OPTIONS reaches it: a race
 # there exits it with 66 and fails the test). Suppressions, each with its
-# reason: tests/server/tsan.supp. detect_deadlocks=0: set when the group
-# writer held one stripe lock per id of its group at once, more than the
-# 64 a thread may hold under TSan's lock-order detector (which aborts with
-# a CHECK failure there); its IdLocks now take one mutex at a time, but no
-# run without the option has been made since. Data races are reported.
+# reason: tests/server/tsan.supp. TSan's lock-order (deadlock) detector is
+# on: it was off while the group writer held one stripe lock per id of its
+# group at once, more than the 64 a thread may hold under the detector;
+# its IdLocks take one mutex at a time, and every server test has run with
+# the detector on since (2026-11-28). Data races are reported.
 # TICKWHEEL_PCH: Boost.Asio/Beast/JSON, spdlog and GoogleTest precompiled
 # once per build, not parsed again by each source (cmake/TickwheelPch.cmake).
 SERVER_TSAN_CONFIGURE = cmake -S . -B $(BUILD)-server-tsan $(GENERATOR) $(SAN_BUILD) \
   -DCMAKE_CXX_COMPILER=g++ -DTICKWHEEL_SANITIZE=thread -DTICKWHEEL_BUILD_BENCH=OFF \
   -DTICKWHEEL_BUILD_EXAMPLES=OFF -DTICKWHEEL_PCH=ON >/dev/null
-SERVER_TSAN_CTEST = TSAN_OPTIONS="halt_on_error=1 detect_deadlocks=0 suppressions=$(CURDIR)/tests/server/tsan.supp" \
+SERVER_TSAN_CTEST = TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/server/tsan.supp" \
   ctest --test-dir $(BUILD)-server-tsan --output-on-failure --no-tests=error -j $(JOBS) --timeout 900
 
 server-tsan: deps

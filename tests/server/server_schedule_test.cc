@@ -720,7 +720,11 @@ TEST_P(ServerScheduleTest, ListingsOfLargeSchedulesAreBoundedInBytesAndPageThrou
       const std::int64_t grown_kb = PeakRssGrowthKb(server->pid(), [&] {
         page = Call(client, "GET", "/v1/schedules?" + filter + "limit=1000" + next);
       });
+#if !defined(__SANITIZE_THREAD__)
+      // Not under TSan, whose shadow memory grows with every byte the server
+      // touches (+42 to +62 MiB seen there); Release and ASan hold the bound.
       EXPECT_LT(grown_kb, 32 * 1024) << filter << " page " << p << ": peak RSS +" << grown_kb << " kB";
+#endif
       ASSERT_EQ(page.status, 200) << filter << page.raw.substr(0, 300);
       const std::size_t n = page.body.at("schedules").as_array().size();
       std::printf("GET /v1/schedules?%slimit=1000, page %d: %zu schedules, peak RSS +%lld kB\n",
