@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What the server bench's phases share: clocks and CPU meters, request
-// bodies, batch creation through the API, lateness statistics.
+// bodies, batch creation through the API, lateness statistics and
+// duplicate counts.
 #ifndef TICKWHEEL_BENCH_SERVER_BENCH_UTIL_H_
 #define TICKWHEEL_BENCH_SERVER_BENCH_UTIL_H_
 
