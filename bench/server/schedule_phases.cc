@@ -319,6 +319,27 @@ json::object RunSchedules(const SchedulePhaseOptions& o, bool cluster, const std
 
 // The peer: n one-shot timers due over one period, at the schedules' rate,
 // on a fresh deployment; and single creates of timers, as the schedules'.
+// `n` timers due evenly over [due_from, due_from + period), created through
+// the batch API in kSlices slices over the period before it, each slice
+// when its time comes: what a client that re-creates its one-shot timers
+// every period sends instead of keeping a schedule.
+void CreatePaced(Deployment& d, std::uint64_t n, std::int64_t due_from, std::int64_t period,
+                 const std::string& url) {
+  constexpr std::uint64_t kSlices = 60;
+  for (std::uint64_t j = 0; j < kSlices; ++j) {
+    SleepUntil(due_from - period +
+               static_cast<std::int64_t>(static_cast<std::uint64_t>(period) * j / kSlices));
+    const std::uint64_t first = n * j / kSlices, end = n * (j + 1) / kSlices;
+    d.CreateTimers("c" + std::to_string(j) + "-", end - first,
+                   [&](std::uint64_t k) {
+                     return due_from + static_cast<std::int64_t>(
+                                           static_cast<double>(first + k) *
+                                           static_cast<double>(period) / static_cast<double>(n));
+                   },
+                   url);
+  }
+}
+
 json::object RunOneShots(const SchedulePhaseOptions& o, bool cluster, const std::string& dir) {
   const std::string name = cluster ? "cluster 3 nodes" : "embedded";
   Arrivals arrivals;
@@ -331,14 +352,18 @@ json::object RunOneShots(const SchedulePhaseOptions& o, bool cluster, const std:
   const std::uint64_t n = o.schedules;
   json::object r;
   const double rss0 = d.RssBytes(), store0 = d.StoreBytes();
-  // Due from once they surely exist (batches at 20 k/s at the least).
-  std::int64_t start = NowMs() + static_cast<std::int64_t>(static_cast<double>(n) / 20.0) + 10'000;
+  // Two periods' worth, `n` due in each, from once they surely exist
+  // (batches at 20 k/s at the least): the first period measures deliveries
+  // alone; in the second, `n` more are created for a third period while
+  // the second's fire (the steady state of a client that re-creates them).
+  std::int64_t start =
+      NowMs() + static_cast<std::int64_t>(static_cast<double>(2 * n) / 20.0) + 10'000;
   start -= start % 1000;
   std::fprintf(stderr, "one-shot timers (%s): %llu due over %lld s from +%.0f s\n", name.c_str(),
                static_cast<unsigned long long>(n), static_cast<long long>(o.every_ms / 1000),
                static_cast<double>(start - NowMs()) / 1000);
   d.StartCpu();
-  const double rate = d.CreateTimers("o", n,
+  const double rate = d.CreateTimers("o", 2 * n,
                                      [&](std::uint64_t k) {
                                        return start + static_cast<std::int64_t>(
                                                           static_cast<double>(k) *
@@ -355,10 +380,16 @@ json::object RunOneShots(const SchedulePhaseOptions& o, bool cluster, const std:
   r["fired_during_create"] = NowMs() > start;
   std::this_thread::sleep_for(std::chrono::seconds(2));
   json::object memory;
-  memory["rss_bytes_per_timer"] = (d.RssBytes() - rss0) / static_cast<double>(n);
-  memory["store_bytes_per_timer"] = (d.StoreBytes() - store0) / static_cast<double>(n);
+  memory["rss_bytes_per_timer"] = (d.RssBytes() - rss0) / static_cast<double>(2 * n);
+  memory["store_bytes_per_timer"] = (d.StoreBytes() - store0) / static_cast<double>(2 * n);
   r["memory"] = std::move(memory);
   r["firing"] = Firing(d, arrivals, start, start + o.every_ms, n);
+  // Its server CPU per delivery holds a create too, made under the same
+  // load: a one-shot timer's whole life, compactions included.
+  std::thread creates(
+      [&] { CreatePaced(d, n, start + 2 * o.every_ms, o.every_ms, receiver.url()); });
+  r["steady"] = Firing(d, arrivals, start + o.every_ms, start + 2 * o.every_ms, n);
+  creates.join();
   return r;
 }
 

@@ -62,7 +62,9 @@ def render(s):
         f"on {s['connections']} keep-alive connections (spread over the nodes) and starting once all "
         "exist; then one whole minute, in which each schedule fires once, is measured. Beside them, on a "
         "fresh server of the same kind: as many one-shot timers due over one minute (the same rate), "
-        "created through the batch API. Before the schedules' creates, on the same server, the same "
+        "created through the batch API; two minutes' worth: in the first they are only delivered, in "
+        "the second as many more are created for the minute after while they fire (the steady state of "
+        "a client that re-creates its one-shot timers every minute). Before the schedules' creates, on the same server, the same "
         "clients create timers for a few seconds, one per request: the creates' peer. CPU per occurrence "
         "is the server's (every node's) CPU over that minute divided by the deliveries in it; "
         "\"machine\" adds the receiver, PostgreSQL and everything else running.")
@@ -105,6 +107,14 @@ def render(s):
                   f"{whole_one_shot(c):.0f} µs "
                   f"({c['schedules']['firing']['server_cpu_us_per_delivery'] / max(1e-9, whole_one_shot(c)):.2f}x)"
         if 'batch_create_server_cpu_us' in c['one_shot'] else "not measured")
+    row("steady state: one-shot timers delivered while as many are created for the next "
+        "minute (batch API, paced): delivered per second, lateness; server CPU per occurrence / per "
+        "one-shot timer, both done under the same load (ratio)",
+        lambda c: f"{rate(c['one_shot']['steady']['per_s'])}, {late(c['one_shot']['steady'])}; "
+                  f"{c['schedules']['firing']['server_cpu_us_per_delivery']:.0f} µs / "
+                  f"{c['one_shot']['steady']['server_cpu_us_per_delivery']:.0f} µs "
+                  f"({c['schedules']['firing']['server_cpu_us_per_delivery'] / max(1e-9, c['one_shot']['steady']['server_cpu_us_per_delivery']):.2f}x)"
+        if 'steady' in c['one_shot'] else "not measured")
     row("machine CPU per occurrence / per one-shot delivery",
         lambda c: f"{c['schedules']['firing']['machine_cpu_us_per_delivery']:.0f} µs / "
                   f"{c['one_shot']['firing']['machine_cpu_us_per_delivery']:.0f} µs")
