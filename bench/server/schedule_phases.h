@@ -18,6 +18,9 @@
 //             lateness (received - due) p50/p99/max of those due in it,
 //             any not delivered, and the server's (and the machine's) CPU
 //             per occurrence; the same for the one-shot timers
+//   steady    the one-shot timers' second minute, during which as many
+//             more are created for the minute after (batch API, paced):
+//             a create and a delivery per timer, under the same load
 //
 // The schedules start (start_ms) after all of them are created, so that
 // creating is measured alone: the start is estimated from a probe of the
