@@ -330,7 +330,9 @@ void CreatePaced(Deployment& d, std::uint64_t n, std::int64_t due_from, std::int
     SleepUntil(due_from - period +
                static_cast<std::int64_t>(static_cast<std::uint64_t>(period) * j / kSlices));
     const std::uint64_t first = n * j / kSlices, end = n * (j + 1) / kSlices;
-    d.CreateTimers("c" + std::to_string(j) + "-", end - first,
+    std::string prefix = "c";
+    prefix += std::to_string(j);
+    d.CreateTimers(prefix + "-", end - first,
                    [&](std::uint64_t k) {
                      return due_from + static_cast<std::int64_t>(
                                            static_cast<double>(first + k) *
