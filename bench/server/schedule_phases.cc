@@ -317,8 +317,6 @@ json::object RunSchedules(const SchedulePhaseOptions& o, bool cluster, const std
   return r;
 }
 
-// The peer: n one-shot timers due over one period, at the schedules' rate,
-// on a fresh deployment; and single creates of timers, as the schedules'.
 // `n` timers due evenly over [due_from, due_from + period), created through
 // the batch API in kSlices slices over the period before it, each slice
 // when its time comes: what a client that re-creates its one-shot timers
@@ -342,6 +340,9 @@ void CreatePaced(Deployment& d, std::uint64_t n, std::int64_t due_from, std::int
   }
 }
 
+// The peer: n one-shot timers due in each of two periods, at the
+// schedules' rate, on a fresh deployment (the second period's fire while n
+// more are created, CreatePaced).
 json::object RunOneShots(const SchedulePhaseOptions& o, bool cluster, const std::string& dir) {
   const std::string name = cluster ? "cluster 3 nodes" : "embedded";
   Arrivals arrivals;

@@ -64,8 +64,8 @@ def render(s):
         "fresh server of the same kind: as many one-shot timers due over one minute (the same rate), "
         "created through the batch API; two minutes' worth: in the first they are only delivered, in "
         "the second as many more are created for the minute after while they fire (the steady state of "
-        "a client that re-creates its one-shot timers every minute). Before the schedules' creates, on the same server, the same "
-        "clients create timers for a few seconds, one per request: the creates' peer. CPU per occurrence "
+        "a client that re-creates its one-shot timers every minute). Before the schedules' creates, on "
+        "the same server, the same clients create timers for a few seconds, one per request: the creates' peer. CPU per occurrence "
         "is the server's (every node's) CPU over that minute divided by the deliveries in it; "
         "\"machine\" adds the receiver, PostgreSQL and everything else running.")
     small = [k for k in keys if sizes[k] < 1_000_000]
