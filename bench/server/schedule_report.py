@@ -42,6 +42,12 @@ def whole_one_shot(c):
             + c["one_shot"]["firing"]["server_cpu_us_per_delivery"])
 
 
+def against(c, peer_us):
+    """An occurrence's server CPU beside a one-shot peer's, and their ratio."""
+    occurrence_us = c["schedules"]["firing"]["server_cpu_us_per_delivery"]
+    return f"{occurrence_us:.0f} µs / {peer_us:.0f} µs ({occurrence_us / max(1e-9, peer_us):.2f}x)"
+
+
 def size(s, key):
     return s[key].get("size", s["schedules"])
 
@@ -65,8 +71,8 @@ def render(s):
         "created through the batch API; two minutes' worth: in the first they are only delivered, in "
         "the second as many more are created for the minute after while they fire (the steady state of "
         "a client that re-creates its one-shot timers every minute). Before the schedules' creates, on "
-        "the same server, the same clients create timers for a few seconds, one per request: the creates' peer. CPU per occurrence "
-        "is the server's (every node's) CPU over that minute divided by the deliveries in it; "
+        "the same server, the same clients create timers for a few seconds, one per request: the "
+        "creates' peer. CPU per occurrence is the server's (every node's) CPU over that minute divided by the deliveries in it; "
         "\"machine\" adds the receiver, PostgreSQL and everything else running.")
     small = [k for k in keys if sizes[k] < 1_000_000]
     if small:
@@ -97,23 +103,17 @@ def render(s):
     row("one-shot timers at the same rate: delivered per second, lateness p50 / p99 / max",
         lambda c: f"{rate(c['one_shot']['firing']['per_s'])}, {late(c['one_shot']['firing'])}")
     row("server CPU per occurrence / per one-shot delivery (ratio)",
-        lambda c: f"{c['schedules']['firing']['server_cpu_us_per_delivery']:.0f} µs / "
-                  f"{c['one_shot']['firing']['server_cpu_us_per_delivery']:.0f} µs "
-                  f"({c['schedules']['firing']['server_cpu_us_per_delivery'] / max(1e-9, c['one_shot']['firing']['server_cpu_us_per_delivery']):.2f}x)")
+        lambda c: against(c, c["one_shot"]["firing"]["server_cpu_us_per_delivery"]))
     row("server CPU per one-shot timer's batch create; per occurrence / per one-shot timer, "
         "create and delivery (ratio)",
         lambda c: f"{c['one_shot']['batch_create_server_cpu_us']:.0f} µs; "
-                  f"{c['schedules']['firing']['server_cpu_us_per_delivery']:.0f} µs / "
-                  f"{whole_one_shot(c):.0f} µs "
-                  f"({c['schedules']['firing']['server_cpu_us_per_delivery'] / max(1e-9, whole_one_shot(c)):.2f}x)"
+                  f"{against(c, whole_one_shot(c))}"
         if 'batch_create_server_cpu_us' in c['one_shot'] else "not measured")
     row("steady state: one-shot timers delivered while as many are created for the next "
         "minute (batch API, paced): delivered per second, lateness; server CPU per occurrence / per "
         "one-shot timer, both done under the same load (ratio)",
         lambda c: f"{rate(c['one_shot']['steady']['per_s'])}, {late(c['one_shot']['steady'])}; "
-                  f"{c['schedules']['firing']['server_cpu_us_per_delivery']:.0f} µs / "
-                  f"{c['one_shot']['steady']['server_cpu_us_per_delivery']:.0f} µs "
-                  f"({c['schedules']['firing']['server_cpu_us_per_delivery'] / max(1e-9, c['one_shot']['steady']['server_cpu_us_per_delivery']):.2f}x)"
+                  f"{against(c, c['one_shot']['steady']['server_cpu_us_per_delivery'])}"
         if 'steady' in c['one_shot'] else "not measured")
     row("machine CPU per occurrence / per one-shot delivery",
         lambda c: f"{c['schedules']['firing']['machine_cpu_us_per_delivery']:.0f} µs / "
